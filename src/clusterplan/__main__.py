@@ -1,0 +1,3 @@
+from clusterplan.cli.main import entry
+
+entry()

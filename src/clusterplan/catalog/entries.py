@@ -1,0 +1,242 @@
+"""Catalog entries: frozen dataclasses, one per family of hardware or offer.
+
+Every entry carries ``source`` and ``date``. Priced entries carry
+``price_usd`` (the planning figure) and, where sources disagree,
+``price_low_usd``/``price_high_usd``; ``assumption = true`` marks a figure no
+public source gave. Quantities are SI (bytes, bytes/s, FLOP/s, W, s); the
+TOML files may write them with units ("80GB", "3.35TB/s", "200Gbps").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.schema import FROZEN, check, unit
+
+
+@dataclass(**FROZEN)
+class Entry:
+    """What every catalog entry has: its id, a name and where its figures come from."""
+
+    id: str
+    name: str
+    source: str
+    date: str
+    notes: str = ""
+
+
+@dataclass(**FROZEN)
+class Priced(Entry):
+    """An entry with a price; ``per`` says what one price buys."""
+
+    price_usd: float = unit("USD")
+    price_low_usd: float | None = unit("USD", default=None)
+    price_high_usd: float | None = unit("USD", default=None)
+    assumption: bool = False
+
+    def __post_init__(self) -> None:
+        check(self.price_usd >= 0, "price_usd", f"must be >= 0, got {self.price_usd}")
+        low = self.price_usd if self.price_low_usd is None else self.price_low_usd
+        high = self.price_usd if self.price_high_usd is None else self.price_high_usd
+        check(low <= self.price_usd <= high, "price_usd",
+              f"must lie within price_low_usd ({low}) and price_high_usd ({high}), got {self.price_usd}")
+
+    @property
+    def per(self) -> str:
+        return "unit"
+
+
+@dataclass(**FROZEN)
+class Gpu(Priced):
+    """An accelerator: its price per GPU and the specs the models need."""
+
+    tdp_w: float = unit("W")
+    hbm_bytes: float = unit("B")
+    hbm_bw_Bps: float = unit("B/s")
+    bf16_flops: float = unit("FLOP/s")
+    fp8_flops: float = unit("FLOP/s", default=0.0)
+    nvlink_bw_Bps: float = unit("B/s", default=0.0)  # per GPU, per direction; 0 = PCIe only
+    default_server: str
+    spec_source: str
+
+    @property
+    def per(self) -> str:
+        return "GPU"
+
+
+@dataclass(**FROZEN)
+class Server(Priced):
+    """A GPU server platform; the price excludes the GPUs and the fabric NICs."""
+
+    gpu: str
+    num_gpus: int
+    max_nics: int
+    max_power_w: float = unit("W")
+    typical_power_w: float = unit("W")
+    rack_units: int
+
+    def __post_init__(self) -> None:
+        Priced.__post_init__(self)
+        check(0 < self.typical_power_w <= self.max_power_w, "typical_power_w",
+              f"must be > 0 and <= max_power_w ({self.max_power_w}), got {self.typical_power_w}")
+
+    @property
+    def per(self) -> str:
+        return "server, without GPUs and fabric NICs"
+
+
+@dataclass(**FROZEN)
+class Nic(Priced):
+    """A fabric network adapter (one port at ``rate_Bps``)."""
+
+    rate_Bps: float = unit("B/s")
+    power_w: float = unit("W")
+
+    @property
+    def per(self) -> str:
+        return "NIC"
+
+
+@dataclass(**FROZEN)
+class Switch(Priced):
+    """A fabric switch: ``radix`` ports at ``port_rate_Bps``."""
+
+    radix: int
+    port_rate_Bps: float = unit("B/s")
+    power_w: float = unit("W")
+    rack_units: int
+
+    @property
+    def per(self) -> str:
+        return "switch"
+
+
+@dataclass(**FROZEN)
+class Transceiver(Priced):
+    """An optical module serving ``ports`` logical ports at ``rate_Bps`` each."""
+
+    rate_Bps: float = unit("B/s")
+    ports: int = 1
+    power_w: float = unit("W")
+
+    @property
+    def per(self) -> str:
+        return "module"
+
+
+@dataclass(**FROZEN)
+class Cable(Priced):
+    """A cable (fibre or copper) for one link."""
+
+    @property
+    def per(self) -> str:
+        return "link"
+
+
+@dataclass(**FROZEN)
+class Fabric(Entry):
+    """A scale-out network technology: which NIC, switch, optics and cable it uses."""
+
+    technology: str
+    link_rate_Bps: float = unit("B/s")
+    nic: str
+    switch: str
+    nic_transceiver: str
+    switch_transceiver: str
+    cable: str
+    hop_latency_s: float = unit("s")
+
+    def __post_init__(self) -> None:
+        check(self.technology in ("infiniband", "ethernet"), "technology",
+              f"must be 'infiniband' or 'ethernet', got {self.technology!r}")
+
+
+@dataclass(**FROZEN)
+class StorageTier(Priced):
+    """Shared storage bought in building blocks; the price is per usable TB."""
+
+    unit_capacity_tb: float = unit("TB")
+    unit_read_Bps: float = unit("B/s")
+    unit_write_Bps: float = unit("B/s")
+    unit_power_w: float = unit("W")
+    unit_rack_units: int
+
+    @property
+    def per(self) -> str:
+        return "usable TB"
+
+
+@dataclass(**FROZEN)
+class Rack(Priced):
+    """A rack enclosure."""
+
+    rack_units: int
+
+    @property
+    def per(self) -> str:
+        return "rack"
+
+
+@dataclass(**FROZEN)
+class Pdu(Priced):
+    """A rack power distribution unit."""
+
+    @property
+    def per(self) -> str:
+        return "PDU"
+
+
+@dataclass(**FROZEN)
+class Cooling(Priced):
+    """A cooling method: capex per kW of IT load and the densest rack it can cool."""
+
+    max_rack_power_w: float = unit("W")
+
+    @property
+    def per(self) -> str:
+        return "kW of IT load"
+
+
+@dataclass(**FROZEN)
+class Service(Priced):
+    """A one-off service priced per node (integration: rack, cable, burn-in)."""
+
+    @property
+    def per(self) -> str:
+        return "node"
+
+
+PRICING_MODES = ("on-demand", "reserved-1y", "reserved-3y", "spot")
+
+
+@dataclass(**FROZEN)
+class CloudOffer(Priced):
+    """One cloud GPU offer in one pricing mode; the price is per GPU-hour."""
+
+    provider: str
+    instance: str
+    gpu: str
+    gpus_per_instance: int
+    pricing: str
+
+    def __post_init__(self) -> None:
+        Priced.__post_init__(self)
+        check(self.pricing in PRICING_MODES, "pricing",
+              f"must be one of {', '.join(PRICING_MODES)}, got {self.pricing!r}")
+
+    @property
+    def per(self) -> str:
+        return "GPU-hour"
+
+    @property
+    def term_years(self) -> int:
+        """Commitment term: 0 for pay-per-use, 1 or 3 for reservations."""
+        return {"reserved-1y": 1, "reserved-3y": 3}.get(self.pricing, 0)
+
+
+FAMILIES: dict[str, type[Entry]] = {
+    "gpus": Gpu, "servers": Server, "nics": Nic, "switches": Switch,
+    "transceivers": Transceiver, "cables": Cable, "fabrics": Fabric,
+    "storage": StorageTier, "racks": Rack, "pdus": Pdu, "cooling": Cooling,
+    "services": Service, "cloud": CloudOffer,
+}

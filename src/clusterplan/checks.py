@@ -1,0 +1,98 @@
+"""Design checks: what an experienced cluster builder would flag, one line each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from clusterplan.cost import CloudCost, Costs
+from clusterplan.design import Design
+from clusterplan.spec import Spec
+
+STRANDED_RACK_POWER = 0.20   # flag racks that leave more than this share of their budget unused
+STORAGE_SHARE_OF_GPU = 0.20  # builders budget storage at 20 % of GPU spend or more
+HIGH_UTILIZATION = 0.90      # above what shared clusters sustain (60-85 % in the public case)
+
+
+def design_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost]) -> tuple[str, ...]:
+    """Warnings about the design, its costs and the cloud comparison."""
+    warnings = [*_rack_checks(spec, design), *_fabric_checks(spec, design),
+                *_storage_checks(spec, design, own),
+                *_finance_checks(spec, design, own, rent)]
+    return tuple(warnings)
+
+
+def _rack_checks(spec: Spec, design: Design) -> list[str]:
+    out = []
+    racks, parts = design.racks, design.parts
+    budget_kw = racks.budget_w / 1e3
+    if racks.budget_w < spec.facility.rack_power_kw * 1e3:
+        out.append(f"racks: {parts.cooling.id} cooling handles at most {budget_kw:.0f} kW per rack; "
+                   f"racks are filled to that, not to the {spec.facility.rack_power_kw:g} kW budget")
+    server_kw = (parts.server.max_power_w + design.nics_per_node * parts.nic_transceiver.power_w) / 1e3
+    per_rack_kw = racks.servers_per_rack * server_kw
+    stranded = budget_kw - per_rack_kw
+    if design.num_nodes > racks.servers_per_rack and stranded > STRANDED_RACK_POWER * budget_kw:
+        space_bound = (racks.servers_per_rack + 1) * parts.server.rack_units > racks.rack_units
+        out.append(f"racks: {racks.servers_per_rack} servers draw {per_rack_kw:.1f} kW of a {budget_kw:.1f} kW "
+                   f"budget ({'rack units' if space_bound else 'power'} is the limit); "
+                   f"{stranded:.1f} kW per rack stranded")
+    return out
+
+
+def _fabric_checks(spec: Spec, design: Design) -> list[str]:
+    out = []
+    topology, fabric = design.topology, design.parts.fabric
+    full = fabric.link_rate_Bps * design.nics_per_node / design.gpus_per_node
+    if topology.bisection_fraction < 1:
+        out.append(f"fabric: {spec.network.oversubscription:g}:1 oversubscribed, "
+                   f"{design.bisection_bw_Bps_per_gpu / 1e9:.1f} GB/s per GPU across leaves instead of "
+                   f"{full / 1e9:.1f}; data-parallel and FSDP collectives of LLM training cross leaves")
+    if design.nics_per_node < design.gpus_per_node:
+        out.append(f"fabric: {design.nics_per_node} NICs for {design.gpus_per_node} GPUs per node, "
+                   f"{full / 1e9:.1f} GB/s off-node per GPU; GPUDirect RDMA training clusters use one NIC per GPU")
+    if topology.tiers == 1:
+        out.append(f"fabric: one {design.parts.switch.name} carries every link; no redundancy, no room to grow")
+    elif dict(topology.switches).get("spine") == 1:
+        out.append("fabric: a single spine switch; losing it cuts the leaves apart (two spines cost "
+                   f"one more {design.parts.switch.name})")
+    if topology.ports_used > topology.ports_available:  # cannot happen by construction
+        out.append(f"fabric: {topology.ports_used} switch ports used of {topology.ports_available}")
+    return out
+
+
+def _storage_checks(spec: Spec, design: Design, own: Costs) -> list[str]:
+    out = []
+    need = spec.storage.read_Bps_per_gpu * design.num_gpus
+    if design.storage_read_Bps < need:
+        out.append(f"storage: {design.storage_units} x {design.parts.storage.id} read "
+                   f"{design.storage_read_Bps / 1e9:.0f} GB/s, the {design.num_gpus} GPUs need {need / 1e9:.0f} GB/s "
+                   f"({spec.storage.read_Bps_per_gpu / 1e9:g} GB/s each); add blocks or a faster tier")
+    by_id = {line.catalog_id: line.total_usd for line in own.bom}
+    gpu_usd = by_id.get(design.parts.gpu.id, 0.0)
+    storage_usd = by_id.get(design.parts.storage.id, 0.0)
+    if gpu_usd and storage_usd < STORAGE_SHARE_OF_GPU * gpu_usd:
+        out.append(f"storage: ${storage_usd / 1e3:,.0f}K is {100 * storage_usd / gpu_usd:.1f} % of the "
+                   f"${gpu_usd / 1e6:,.2f}M GPU spend; builders budget {100 * STORAGE_SHARE_OF_GPU:.0f} % or more")
+    return out
+
+
+def _finance_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost]) -> list[str]:
+    out = []
+    if spec.finance.utilization > HIGH_UTILIZATION:
+        out.append(f"finance: utilization {spec.finance.utilization:.0%} is above what shared clusters "
+                   f"sustain (60-85 % in practice); cost per GPU-hour may be optimistic")
+    assumed = [line for line in own.bom if line.assumption]
+    if assumed:
+        share = sum(line.total_usd for line in assumed) / own.capex_usd
+        ids = ", ".join(sorted({line.catalog_id for line in assumed}))
+        out.append(f"prices: {share:.1%} of capex rests on ASSUMPTION prices ({ids}); "
+                   f"override them under [prices] with quotes")
+    for cost in rent:
+        offer = cost.offer
+        if offer.gpu != design.parts.gpu.id:
+            out.append(f"cloud: {offer.id} rents {offer.gpu}, the cluster has {design.parts.gpu.id}; "
+                       f"GPU-hours compared one for one")
+        if offer.term_years and spec.finance.years % offer.term_years:
+            out.append(f"cloud: {offer.id} commits {offer.term_years * 12} months at a time; the "
+                       f"{spec.finance.years * 12}-month horizon leaves part of a term uncounted")
+    return out

@@ -1,0 +1,65 @@
+"""Bill of materials and one-off costs: line items priced from the design's parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.catalog import Priced
+from clusterplan.design import Design
+from clusterplan.schema import FROZEN
+
+
+@dataclass(**FROZEN)
+class LineItem:
+    """One priced line: ``quantity`` x ``unit_price_usd`` = ``total_usd``."""
+
+    category: str
+    item: str
+    catalog_id: str
+    quantity: float
+    per: str
+    unit_price_usd: float
+    source: str
+    assumption: bool = False
+
+    @property
+    def total_usd(self) -> float:
+        return self.quantity * self.unit_price_usd
+
+
+def _line(category: str, entry: Priced, quantity: float, item: str = "") -> LineItem:
+    return LineItem(category=category, item=item or entry.name, catalog_id=entry.id, quantity=quantity,
+                    per=entry.per, unit_price_usd=entry.price_usd,
+                    source=f"{entry.source} ({entry.date})" if entry.date else entry.source,
+                    assumption=entry.assumption)
+
+
+def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
+    """Every piece of hardware the design needs, priced: the capex."""
+    parts, topology = design.parts, design.topology
+    switches = [_line("network", parts.switch, count, f"{parts.switch.name} ({tier})")
+                for tier, count in topology.switches]
+    lines = [
+        _line("compute", parts.gpu, design.num_gpus),
+        _line("compute", parts.server, design.num_nodes),
+        _line("network", parts.nic, design.num_nodes * design.nics_per_node),
+        *switches,
+        _line("network", parts.nic_transceiver, design.nic_transceivers),
+        _line("network", parts.switch_transceiver, design.switch_transceivers),
+        _line("network", parts.cable, topology.num_links),
+        _line("storage", parts.storage, design.storage_tb),
+        _line("facility", parts.rack, design.racks.num_racks),
+        _line("facility", parts.pdu, design.pdus),
+        _line("facility", parts.cooling, design.it_power_w / 1e3),
+    ]
+    return tuple(line for line in lines if line.quantity > 0)
+
+
+def one_off_items(design: Design, *, setup_engineers: float, setup_months: float,
+                  loaded_cost_usd_per_year: float) -> tuple[LineItem, ...]:
+    """Costs paid once at the start that are not hardware: integration and setup staff."""
+    staff = LineItem(category="setup", item="Setup engineers (engineer-years)", catalog_id="",
+                     quantity=setup_engineers * setup_months / 12, per="engineer-year",
+                     unit_price_usd=loaded_cost_usd_per_year, source="scenario [staff]")
+    lines = (_line("setup", design.parts.integration, design.num_nodes), staff)
+    return tuple(line for line in lines if line.quantity > 0)

@@ -1,0 +1,144 @@
+"""Spec -> Design: resolve catalog ids, wire the fabric, lay out racks, add up power."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from clusterplan.catalog import (Cable, Catalog, Cooling, Fabric, Gpu, Nic, Pdu, Rack, Server, Service,
+                                 StorageTier, Switch, Transceiver)
+from clusterplan.design.racks import Gear, RackLayout, lay_out
+from clusterplan.design.topology import Topology, fat_tree
+from clusterplan.errors import ConfigError
+from clusterplan.schema import FROZEN
+from clusterplan.spec import Spec
+
+
+@dataclass(**FROZEN)
+class Parts:
+    """The catalog entries a design is built from."""
+
+    gpu: Gpu
+    server: Server
+    fabric: Fabric
+    nic: Nic
+    switch: Switch
+    nic_transceiver: Transceiver
+    switch_transceiver: Transceiver
+    cable: Cable
+    storage: StorageTier
+    rack: Rack
+    pdu: Pdu
+    cooling: Cooling
+    integration: Service
+
+
+@dataclass(**FROZEN)
+class Design:
+    """A buildable cluster: counts of everything, its power and its racks."""
+
+    parts: Parts
+    num_nodes: int
+    gpus_per_node: int
+    nics_per_node: int
+    topology: Topology
+    nic_transceivers: int
+    switch_transceivers: int
+    storage_tb: float
+    storage_units: int
+    storage_read_Bps: float
+    storage_write_Bps: float
+    racks: RackLayout
+    pdus: int
+    it_power_w: float           # nameplate maximum: sizes racks, feeds and colocation
+    it_typical_power_w: float   # average draw under training load: sizes the electricity bill
+    pue: float
+
+    @property
+    def num_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+    @property
+    def facility_power_w(self) -> float:
+        return self.it_power_w * self.pue
+
+    @property
+    def bisection_bw_Bps_per_gpu(self) -> float:
+        rate = self.parts.fabric.link_rate_Bps * self.nics_per_node / self.gpus_per_node
+        return rate * self.topology.bisection_fraction
+
+
+def resolve(spec: Spec, catalog: Catalog) -> Parts:
+    """Look up every id the scenario names; errors name the scenario key."""
+    gpu = catalog.get("gpus", spec.cluster.gpu, key="cluster.gpu")
+    server_id = spec.cluster.server or gpu.default_server
+    server = catalog.get("servers", server_id, key="cluster.server")
+    fabric = catalog.get("fabrics", spec.network.fabric, key="network.fabric")
+    parts = Parts(
+        gpu=gpu, server=server, fabric=fabric,
+        nic=catalog.get("nics", fabric.nic, key="network.fabric"),
+        switch=catalog.get("switches", fabric.switch, key="network.fabric"),
+        nic_transceiver=catalog.get("transceivers", fabric.nic_transceiver, key="network.fabric"),
+        switch_transceiver=catalog.get("transceivers", fabric.switch_transceiver, key="network.fabric"),
+        cable=catalog.get("cables", fabric.cable, key="network.fabric"),
+        storage=catalog.get("storage", spec.storage.tier, key="storage.tier"),
+        rack=catalog.get("racks", spec.facility.rack, key="facility.rack"),
+        pdu=catalog.get("pdus", spec.facility.pdu, key="facility.pdu"),
+        cooling=catalog.get("cooling", spec.facility.cooling, key="facility.cooling"),
+        integration=catalog.get("services", spec.facility.integration, key="facility.integration"),
+    )
+    _check_fit(spec, parts)
+    return parts
+
+
+def _check_fit(spec: Spec, parts: Parts) -> None:
+    server, cluster, network = parts.server, spec.cluster, spec.network
+    if server.gpu != cluster.gpu:
+        raise ConfigError(f"server {spec.cluster.server or server.gpu!r} takes {server.gpu}, "
+                          f"not {cluster.gpu}", key="cluster.server")
+    if cluster.gpus_per_node != server.num_gpus:
+        raise ConfigError(f"server {parts.gpu.default_server if not cluster.server else cluster.server!r} "
+                          f"holds {server.num_gpus} GPUs, got {cluster.gpus_per_node}",
+                          key="cluster.gpus_per_node")
+    if network.nics_per_node > server.max_nics:
+        raise ConfigError(f"server holds at most {server.max_nics} fabric NICs, got {network.nics_per_node}",
+                          key="network.nics_per_node")
+
+
+def design(spec: Spec, catalog: Catalog) -> Design:
+    """The cluster the scenario describes, wired and racked."""
+    parts = resolve(spec, catalog)
+    nodes, network = spec.cluster.num_nodes, spec.network
+    topology = fat_tree(num_nodes=nodes, nics_per_node=network.nics_per_node, radix=parts.switch.radix,
+                        oversubscription=network.oversubscription,
+                        rail_optimized=network.topology == "rail-optimized", tiers=network.tiers)
+    nic_modules = math.ceil(topology.num_endpoints / parts.nic_transceiver.ports)
+    switch_ports = topology.num_endpoints + 2 * topology.num_switch_links
+    switch_modules = math.ceil(switch_ports / parts.switch_transceiver.ports)
+    storage = parts.storage
+    storage_units = math.ceil(spec.storage.usable_tb / storage.unit_capacity_tb)
+
+    switch_power = parts.switch.power_w + parts.switch_transceiver.power_w * (
+        switch_modules / max(topology.num_switches, 1))
+    server_power = parts.server.max_power_w + parts.nic_transceiver.power_w * network.nics_per_node
+    budget_w = min(spec.facility.rack_power_kw * 1e3, parts.cooling.max_rack_power_w)
+    racks = lay_out(
+        Gear(name=parts.server.name, count=nodes, power_w=server_power, rack_units=parts.server.rack_units),
+        [Gear(name=parts.switch.name, count=topology.num_switches, power_w=switch_power,
+              rack_units=parts.switch.rack_units),
+         Gear(name=storage.name, count=storage_units, power_w=storage.unit_power_w,
+              rack_units=storage.unit_rack_units)],
+        budget_w=budget_w, rack_units=parts.rack.rack_units)
+    shared_w = switch_power * topology.num_switches + storage.unit_power_w * storage_units
+    optics_w = parts.nic_transceiver.power_w * nic_modules
+    return Design(
+        parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
+        nics_per_node=network.nics_per_node, topology=topology,
+        nic_transceivers=nic_modules, switch_transceivers=switch_modules,
+        storage_tb=spec.storage.usable_tb, storage_units=storage_units, storage_read_Bps=storage_units * storage.unit_read_Bps,
+        storage_write_Bps=storage_units * storage.unit_write_Bps,
+        racks=racks, pdus=racks.num_racks * spec.facility.pdus_per_rack,
+        it_power_w=nodes * parts.server.max_power_w + optics_w + shared_w,
+        it_typical_power_w=nodes * parts.server.typical_power_w + optics_w + shared_w,
+        pue=spec.facility.pue,
+    )

@@ -1,0 +1,66 @@
+"""Racks from the power and space budget of each rack.
+
+Servers fill compute racks, as many per rack as both the power budget and
+the rack units allow. Switches and storage blocks share infrastructure
+racks, packed first-fit by decreasing power under the same two limits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from clusterplan.errors import InfeasiblePlan
+from clusterplan.schema import FROZEN
+
+
+@dataclass(**FROZEN)
+class Gear:
+    """``count`` identical boxes of one kind."""
+
+    name: str
+    count: int
+    power_w: float
+    rack_units: int
+
+
+@dataclass(**FROZEN)
+class RackLayout:
+    """How many racks of each kind, and the heaviest rack's draw."""
+
+    compute_racks: int
+    servers_per_rack: int
+    infrastructure_racks: int
+    max_rack_power_w: float
+    budget_w: float
+    rack_units: int
+
+    @property
+    def num_racks(self) -> int:
+        return self.compute_racks + self.infrastructure_racks
+
+
+def lay_out(servers: Gear, infrastructure: list[Gear], *, budget_w: float, rack_units: int) -> RackLayout:
+    """Racks for ``servers`` and the ``infrastructure`` gear, each rack within budget."""
+    per_rack = min(math.floor(budget_w / servers.power_w), rack_units // servers.rack_units)
+    if per_rack < 1:
+        raise InfeasiblePlan(
+            f"one {servers.name} needs {servers.power_w / 1e3:.1f} kW and {servers.rack_units}U, "
+            f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U")
+    racks: list[list[float]] = []  # [power_w, units] per infrastructure rack
+    boxes = [(g.power_w, g.rack_units, g.name) for g in infrastructure for _ in range(g.count)]
+    for power_w, units, name in sorted(boxes, reverse=True):
+        if power_w > budget_w or units > rack_units:
+            raise InfeasiblePlan(f"one {name} needs {power_w / 1e3:.1f} kW and {units}U, "
+                                 f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U")
+        for rack in racks:
+            if rack[0] + power_w <= budget_w and rack[1] + units <= rack_units:
+                rack[0] += power_w
+                rack[1] += units
+                break
+        else:
+            racks.append([power_w, units])
+    compute = math.ceil(servers.count / per_rack)
+    heaviest = max([min(per_rack, servers.count) * servers.power_w] + [r[0] for r in racks])
+    return RackLayout(compute_racks=compute, servers_per_rack=per_rack, infrastructure_racks=len(racks),
+                      max_rack_power_w=heaviest, budget_w=budget_w, rack_units=rack_units)

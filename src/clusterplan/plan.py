@@ -1,0 +1,68 @@
+"""Spec -> Plan: design, cost, cloud comparison and checks joined.
+
+The one entry point the CLI, the reports and Python users call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.catalog import Catalog, CloudOffer, load_catalog
+from clusterplan.checks import design_checks
+from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
+from clusterplan.cost.cloud import breakeven_month
+from clusterplan.design import Design, design
+from clusterplan.errors import ConfigError
+from clusterplan.schema import FROZEN
+from clusterplan.spec import Spec
+
+
+@dataclass(**FROZEN)
+class Rental:
+    """One cloud offer against owning: its cost and the month renting overtakes owning."""
+
+    cost: CloudCost
+    breakeven_month: int | None
+
+
+@dataclass(**FROZEN)
+class Plan:
+    spec: Spec
+    design: Design
+    costs: Costs
+    rentals: tuple[Rental, ...]
+    hybrid: Hybrid | None
+    warnings: tuple[str, ...]
+
+
+def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
+    """Design and cost of owning the cluster ``spec`` describes."""
+    built = design(spec, catalog)
+    return built, costs(built, facility=spec.facility, staff=spec.staff, finance=spec.finance)
+
+
+def plan(spec: Spec, catalog: Catalog | None = None) -> Plan:
+    """Everything clusterplan knows about the scenario."""
+    catalog = (catalog or load_catalog()).with_prices(spec.prices)
+    built, owned = own(spec, catalog)
+    finance = spec.finance
+    rentals = []
+    for index, offer_id in enumerate(spec.cloud.offers):
+        offer = catalog.get("cloud", offer_id, key=f"cloud.offers[{index}]")
+        rent = cloud_cost(offer, num_gpus=built.num_gpus, utilization=finance.utilization, years=finance.years)
+        rentals.append(Rental(cost=rent, breakeven_month=breakeven_month(owned, rent)))
+    burst = None
+    if spec.cloud.burst_offer:
+        offer = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer")
+        burst = _hybrid(spec, catalog, offer)
+    warnings = design_checks(spec, built, owned, [r.cost for r in rentals])
+    return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings)
+
+
+def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:
+    if offer.term_years:
+        raise ConfigError(f"{offer.id} is {offer.pricing}; bursting needs an on-demand or spot offer",
+                          key="cloud.burst_offer")
+    return hybrid(offer, lambda nodes: own(spec.with_nodes(nodes), catalog)[1].tco_usd,
+                  num_nodes=spec.cluster.num_nodes, gpus_per_node=spec.cluster.gpus_per_node,
+                  utilization=spec.finance.utilization, years=spec.finance.years)

@@ -1,0 +1,168 @@
+"""Tables (parsed TOML) -> frozen dataclasses, with errors that name the key.
+
+One mechanism serves scenario files and catalog files alike. A field's type
+annotation says what it accepts; ``unit(...)`` metadata lets a number field
+also take a string with a unit ("50kW", "2PB", "$30K"), converted into the
+unit the field's name carries. Unknown keys, missing keys and wrong types are
+``ConfigError``s naming the dotted key; ``__post_init__`` checks of values
+raise ``ConfigError(key=field)`` and get the same treatment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from clusterplan import units
+from clusterplan.errors import ConfigError
+
+Locate = Callable[[str], "int | None"]
+
+FROZEN = dict(frozen=True, kw_only=True, slots=True)
+
+
+def unit(symbol: str, **kwargs: Any) -> Any:
+    """A dataclass field holding a number in ``symbol`` that also accepts unit strings."""
+    return dataclasses.field(metadata={"unit": symbol}, **kwargs)
+
+
+def check(ok: bool, key: str, message: str) -> None:
+    """Raise ``ConfigError`` for ``key`` unless ``ok``: the one validation helper."""
+    if not ok:
+        raise ConfigError(message, key=key)
+
+
+def suggest(name: str, choices: typing.Iterable[str]) -> str:
+    """" (did you mean 'a', 'b'?)" or ""."""
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def build(cls: type, table: Mapping[str, Any], *, path: str = "", locate: Locate = lambda _: None) -> Any:
+    """Build dataclass ``cls`` from ``table``; ``path`` prefixes keys in errors."""
+    def where(key: str) -> str:
+        return f"{path}.{key}" if path else key
+
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"expected a table, got {_kind(table)}", key=path, line=locate(path))
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in table:
+        if key not in fields:
+            raise ConfigError(f"unknown key{suggest(key, fields)}", key=where(key), line=locate(where(key)))
+    values = {}
+    for name, field in fields.items():
+        if name not in table:
+            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                raise ConfigError("missing required key", key=where(name), line=locate(path))
+            continue
+        values[name] = _convert(_hints(cls)[name], table[name], field.metadata.get("unit"),
+                                where(name), locate)
+    try:
+        return cls(**values)
+    except ConfigError as error:
+        key = where(error.key) if error.key else path
+        raise error.located(key=key, line=locate(key)) from None
+
+
+def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: Locate) -> Any:
+    def fail(expected: str) -> typing.NoReturn:
+        raise ConfigError(f"expected {expected}, got {_kind(value)} {value!r}", key=key, line=locate(key))
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [h for h in typing.get_args(hint) if h is not type(None)]
+        return None if value is None else _convert(options[0], value, unit_symbol, key, locate)
+    if dataclasses.is_dataclass(hint):
+        return build(hint, value, path=key, locate=locate)
+    if origin is tuple:
+        if not isinstance(value, list):
+            fail("a list")
+        item = typing.get_args(hint)[0]
+        return tuple(_convert(item, v, unit_symbol, f"{key}[{i}]", locate) for i, v in enumerate(value))
+    if origin in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            fail("a table")
+        item = typing.get_args(hint)[1]
+        return types.MappingProxyType(
+            {k: _convert(item, v, unit_symbol, f"{key}.{k}", locate) for k, v in value.items()})
+    if hint is bool:
+        if not isinstance(value, bool):
+            fail("true or false")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail("an integer")
+        return value
+    if hint is float:
+        if isinstance(value, bool):
+            fail("a number")
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str) and unit_symbol:
+            try:
+                return units.parse(value, unit_symbol)
+            except units.UnitError as error:
+                raise ConfigError(str(error), key=key, line=locate(key)) from None
+        fail(f"a number (or a string with a unit, e.g. \"{_example(unit_symbol)}\")" if unit_symbol
+             else "a number")
+    if hint is str:
+        if not isinstance(value, str):
+            fail("a string")
+        return value
+    raise TypeError(f"unsupported field type {hint!r} for {key}")  # a bug in a dataclass, not input
+
+
+def _example(symbol: str) -> str:
+    return "$30K" if symbol == "USD" else f"10{symbol}"
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def locator(text: str) -> Locate:
+    """Find the line of a dotted key (``section.key``) in TOML ``text``, if present."""
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+    assign = re.compile(r'^\s*("?)([^"=\s]+)\1\s*=')
+
+    @functools.cache
+    def locate(key: str) -> int | None:
+        key = re.sub(r"\[\d+\]$", "", key)
+        section, _, name = key.rpartition(".")
+        current = ""
+        for number, line in enumerate(lines, start=1):
+            if (match := header.match(line)):
+                current = match.group(1).replace('"', "")
+                if current == key:
+                    return number
+                continue
+            match = assign.match(line)
+            if match and current == section and match.group(2) == name:
+                return number
+        return None
+
+    return locate
+
+
+def as_table(value: Any) -> Any:
+    """A dataclass (or nested values) as plain dicts, lists and scalars (for JSON and TOML echoes)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: as_table(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {k: as_table(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_table(v) for v in value]
+    return value

@@ -1,0 +1,252 @@
+"""The user's scenario: TOML sections mapped onto frozen dataclasses.
+
+A scenario file overrides the reference scenario shipped with the package
+(``scenarios/reference.toml``) key by key, and ``--set section.key=value``
+overrides both: CLI > file > reference. Every key is documented in
+``docs/scenario.md``; the reference file gives each default with its source.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from clusterplan.errors import ConfigError
+from clusterplan.schema import FROZEN, build, check, locator, unit
+
+TOPOLOGIES = ("fat-tree", "rail-optimized")
+
+
+def _positive(value: float, key: str) -> None:
+    check(value > 0, key, f"must be > 0, got {value}")
+
+
+def _non_negative(value: float, key: str) -> None:
+    check(value >= 0, key, f"must be >= 0, got {value}")
+
+
+@dataclass(**FROZEN)
+class Cluster:
+    gpu: str
+    num_nodes: int
+    gpus_per_node: int
+    server: str = ""  # "" = the GPU's default platform
+
+    def __post_init__(self) -> None:
+        _positive(self.num_nodes, "num_nodes")
+        _positive(self.gpus_per_node, "gpus_per_node")
+
+    @property
+    def num_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+
+@dataclass(**FROZEN)
+class Network:
+    fabric: str
+    nics_per_node: int
+    topology: str
+    oversubscription: float
+    tiers: int = 0  # 0 = as few as the endpoints need
+
+    def __post_init__(self) -> None:
+        _positive(self.nics_per_node, "nics_per_node")
+        check(self.topology in TOPOLOGIES, "topology",
+              f"must be one of {', '.join(TOPOLOGIES)}, got {self.topology!r}")
+        check(self.oversubscription >= 1, "oversubscription",
+              f"must be >= 1 (1.0 = non-blocking, 2.0 = 2:1), got {self.oversubscription}")
+        check(self.tiers in (0, 1, 2, 3), "tiers", f"must be 0 (auto), 1, 2 or 3, got {self.tiers}")
+
+
+@dataclass(**FROZEN)
+class Storage:
+    tier: str
+    usable_tb: float = unit("TB")
+    read_Bps_per_gpu: float = unit("B/s")  # what data loading needs, per GPU
+
+    def __post_init__(self) -> None:
+        _non_negative(self.usable_tb, "usable_tb")
+        _non_negative(self.read_Bps_per_gpu, "read_Bps_per_gpu")
+
+
+@dataclass(**FROZEN)
+class Facility:
+    electricity_usd_per_kwh: float = unit("USD")
+    pue: float
+    rack_power_kw: float = unit("kW")
+    colocation_usd_per_kw_month: float = unit("USD")
+    cooling: str
+    rack: str
+    pdu: str
+    pdus_per_rack: int
+    integration: str
+
+    def __post_init__(self) -> None:
+        _non_negative(self.electricity_usd_per_kwh, "electricity_usd_per_kwh")
+        check(self.pue >= 1, "pue", f"must be >= 1, got {self.pue}")
+        _positive(self.rack_power_kw, "rack_power_kw")
+        _non_negative(self.colocation_usd_per_kw_month, "colocation_usd_per_kw_month")
+        _non_negative(self.pdus_per_rack, "pdus_per_rack")
+
+
+@dataclass(**FROZEN)
+class Staff:
+    setup_engineers: float
+    setup_months: float
+    ops_engineers: float
+    loaded_cost_usd_per_year: float = unit("USD")
+
+    def __post_init__(self) -> None:
+        for name in ("setup_engineers", "setup_months", "ops_engineers", "loaded_cost_usd_per_year"):
+            _non_negative(getattr(self, name), name)
+
+
+@dataclass(**FROZEN)
+class Finance:
+    years: int
+    utilization: float
+    maintenance_fraction_per_year: float
+    discount_rate: float
+    software_usd_per_gpu_year: float = unit("USD")
+
+    def __post_init__(self) -> None:
+        check(1 <= self.years <= 30, "years", f"must be between 1 and 30, got {self.years}")
+        check(0 < self.utilization <= 1, "utilization", f"must be in (0, 1], got {self.utilization}")
+        _non_negative(self.maintenance_fraction_per_year, "maintenance_fraction_per_year")
+        check(0 <= self.discount_rate < 1, "discount_rate", f"must be in [0, 1), got {self.discount_rate}")
+        _non_negative(self.software_usd_per_gpu_year, "software_usd_per_gpu_year")
+
+
+@dataclass(**FROZEN)
+class Cloud:
+    offers: tuple[str, ...]
+    burst_offer: str = ""  # "" = no hybrid option
+
+
+@dataclass(**FROZEN)
+class Workload:
+    """Reserved for the training-performance model; takes no keys yet."""
+
+
+@dataclass(**FROZEN)
+class Spec:
+    cluster: Cluster
+    network: Network
+    storage: Storage
+    facility: Facility
+    staff: Staff
+    finance: Finance
+    cloud: Cloud
+    prices: Mapping[str, float] = unit("USD", default_factory=dict)
+    workload: Workload = field(default_factory=Workload)
+
+    def with_nodes(self, num_nodes: int) -> "Spec":
+        """The same scenario with another node count (for hybrid and scaling sweeps)."""
+        return replace(self, cluster=replace(self.cluster, num_nodes=num_nodes))
+
+
+REFERENCE = "reference scenario"
+
+
+def reference_text() -> str:
+    return (resources.files("clusterplan.scenarios") / "reference.toml").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A loaded spec and where each of its keys came from (for errors found later)."""
+
+    spec: Spec
+    origins: Mapping[str, tuple[str, Any]]
+
+    def locate(self, error: ConfigError) -> ConfigError:
+        """``error`` with the file and line (or ``--set``) of its key."""
+        return _locate(error, self.origins)
+
+
+def load_spec(path: str | Path | None = None, overrides: Sequence[str] = ()) -> Spec:
+    """Reference scenario < scenario file < ``--set`` overrides, validated."""
+    return load_scenario(path, overrides).spec
+
+
+def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ()) -> Scenario:
+    """Like ``load_spec``, keeping the origin of every key."""
+    table = _parse(reference_text(), REFERENCE)
+    origins: dict[str, tuple[str, Any]] = {}
+    if path is not None:
+        text = _read(Path(path))
+        user = _parse(text, str(path))
+        _merge(table, user, origins, (str(path), locator(text)))
+    for override in overrides:
+        key, value = _parse_override(override)
+        section, _, name = key.partition(".")
+        target = table.setdefault(section, {})
+        if not isinstance(target, dict):
+            raise ConfigError("is not a section", key=section, source=f"--set {override}")
+        target[name] = value
+        origins[key] = (f"--set {override}", None)
+    try:
+        return Scenario(spec=build(Spec, table), origins=origins)
+    except ConfigError as error:
+        raise _locate(error, origins) from None
+
+
+def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> ConfigError:
+    """Name the file and line (or the ``--set``) that the faulty key came from."""
+    key = error.key
+    while key:
+        if key in origins:
+            source, locate = origins[key]
+            return ConfigError(error.message, key=error.key, source=source,
+                               line=locate(error.key) if locate else None)
+        key = key.rpartition(".")[0]
+    return ConfigError(error.message, key=error.key, source=error.source or REFERENCE, line=error.line)
+
+
+def _merge(base: dict, user: Mapping, origins: dict, origin: tuple[str, Any], prefix: str = "") -> None:
+    for key, value in user.items():
+        dotted = f"{prefix}{key}"
+        origins[dotted] = origin
+        if isinstance(value, dict) and isinstance(base.get(key), dict) and not prefix:
+            _merge(base[key], value, origins, origin, f"{dotted}.")
+        else:
+            base[key] = value
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read scenario: {error.strerror}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError("cannot read scenario: not UTF-8 text", source=str(path)) from None
+
+
+def _parse(text: str, source: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        match = re.search(r"\(at line (\d+), column \d+\)", message)
+        line = int(match.group(1)) if match else None
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) if match else message
+        raise ConfigError(f"malformed TOML: {reason}", source=source, line=line) from None
+
+
+def _parse_override(text: str) -> tuple[str, Any]:
+    """``section.key=value``; the value is read as TOML, else taken as a plain string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z_][\w-]*\.[\w.\"-]+", key):
+        raise ConfigError("expected section.key=value", source=f"--set {text}")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    section, _, name = key.partition(".")
+    return f"{section}.{name.strip(chr(34))}", value

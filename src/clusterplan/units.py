@@ -1,0 +1,94 @@
+"""Parse quantities with units at the edge; everything inside is SI.
+
+Decimal and binary prefixes are distinct (GB = 1e9 B, GiB = 2**30 B); rates in
+bits are converted to bytes once, here. Money is USD with optional K/M/B
+suffixes ("$30K", "1.2M").
+"""
+
+from __future__ import annotations
+
+import re
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+
+
+def _units() -> dict[str, tuple[str, float]]:
+    """Every accepted unit symbol -> (dimension, factor to SI)."""
+    table: dict[str, tuple[str, float]] = {}
+    for prefix, scale in {**_DECIMAL, **_BINARY}.items():
+        table[f"{prefix}B"] = ("bytes", scale)
+        table[f"{prefix}B/s"] = ("bytes/s", scale)
+        table[f"{prefix}Bps"] = ("bytes/s", scale)
+    for prefix, scale in _DECIMAL.items():
+        table[f"{prefix}b/s"] = ("bytes/s", scale / 8)
+        table[f"{prefix}bps"] = ("bytes/s", scale / 8)
+        table[f"{prefix}bit/s"] = ("bytes/s", scale / 8)
+        table[f"{prefix}FLOP/s"] = ("flop/s", scale)
+        table[f"{prefix}FLOPS"] = ("flop/s", scale)
+        table[f"{prefix}W"] = ("watts", scale)
+        table[f"{prefix}Wh"] = ("joules", scale * 3600)
+    for symbol, scale in {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9,
+                          "min": 60.0, "h": 3600.0, "d": 86400.0}.items():
+        table[symbol] = ("seconds", scale)
+    table["USD"] = ("usd", 1.0)
+    return table
+
+
+UNITS = _units()
+_MONEY_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+_QUANTITY = re.compile(r"^\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
+_MONEY = re.compile(r"^\s*\$?\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMB]?)\s*$")
+
+
+class UnitError(ValueError):
+    """A string that is not a quantity of the expected dimension."""
+
+
+def dimension(unit: str) -> str:
+    """The dimension of a unit symbol ("kW" -> "watts")."""
+    return UNITS[unit][0]
+
+
+def parse(text: str | int | float, unit: str) -> float:
+    """Value of ``text`` expressed in ``unit`` ("2PB" in "TB" -> 2000.0).
+
+    A bare number is taken to be in ``unit`` already.
+    """
+    if isinstance(text, bool):
+        raise UnitError(f"expected a quantity in {unit}, got {text!r}")
+    if isinstance(text, (int, float)):
+        return float(text)
+    if unit == "USD":
+        return _parse_money(text)
+    want, scale = UNITS[unit]
+    match = _QUANTITY.match(text)
+    if not match:
+        raise UnitError(f"cannot read {text!r} as a quantity in {unit}")
+    number, symbol = match.groups()
+    if not symbol:
+        return float(number.replace(",", "").replace("_", ""))
+    if symbol not in UNITS:
+        raise UnitError(f"unknown unit {symbol!r} in {text!r} (expected {want}, e.g. {unit})")
+    got, factor = UNITS[symbol]
+    if got != want:
+        raise UnitError(f"{text!r} is in {got}, expected {want} (e.g. {unit})")
+    return float(number.replace(",", "").replace("_", "")) * factor / scale
+
+
+def _parse_money(text: str) -> float:
+    match = _MONEY.match(text)
+    if not match:
+        raise UnitError(f"cannot read {text!r} as an amount in USD (e.g. 30000, \"$30K\", \"1.2M\")")
+    number, suffix = match.groups()
+    return float(number.replace(",", "").replace("_", "")) * _MONEY_SUFFIX[suffix]
+
+
+def format_usd(amount: float) -> str:
+    """"$1.23M", "$45.6K", "$789" for tables."""
+    sign = "-" if amount < 0 else ""
+    value = abs(amount)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= limit:
+            return f"{sign}${value / limit:,.2f}{suffix}"
+    return f"{sign}${value:,.0f}"
