@@ -51,10 +51,10 @@ def _fabric_checks(spec: Spec, design: Design) -> list[str]:
         out.append(f"fabric: {design.nics_per_node} NICs for {design.gpus_per_node} GPUs per node, "
                    f"{full / 1e9:.1f} GB/s off-node per GPU; GPUDirect RDMA training clusters use one NIC per GPU")
     if topology.tiers == 1:
-        out.append(f"fabric: one {design.parts.switch.name} carries every link; no redundancy, no room to grow")
+        out.append(f"fabric: one {design.parts.switch.id} switch carries every link; no redundancy, no room to grow")
     elif dict(topology.switches).get("spine") == 1:
-        out.append("fabric: a single spine switch; losing it cuts the leaves apart (two spines cost "
-                   f"one more {design.parts.switch.name})")
+        out.append(f"fabric: a single spine switch; losing it cuts the {dict(topology.switches)['leaf']} leaves "
+                   f"apart (a second spine costs one more {design.parts.switch.id})")
     if topology.ports_used > topology.ports_available:  # cannot happen by construction
         out.append(f"fabric: {topology.ports_used} switch ports used of {topology.ports_available}")
     return out

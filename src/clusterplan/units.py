@@ -92,3 +92,11 @@ def format_usd(amount: float) -> str:
         if value >= limit:
             return f"{sign}${value / limit:,.2f}{suffix}"
     return f"{sign}${value:,.0f}"
+
+
+def format_si(value: float, symbol: str) -> str:
+    """"3.35 TB/s", "989.4 TFLOP/s", "700 W": an SI value with a decimal prefix."""
+    for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g} {prefix}{symbol}"
+    return f"{value:.4g} {symbol}"

@@ -1,0 +1,42 @@
+"""``clusterplan catalog [ID]``: list entries, or show one with its source."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import add_output_options, emit, write_json
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("catalog", help="list catalog entries, or show one with its source",
+                                 description="Hardware, prices and cloud offers, each with source and date.")
+    parser.add_argument("id", nargs="?", metavar="ID", help="show this entry in full")
+    parser.add_argument("--family", help="list one family only (gpus, servers, fabrics, cloud, ...)")
+    add_output_options(parser, ("table", "json"))
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.catalog import load_catalog
+    from clusterplan.report.export import catalog_document
+    from clusterplan.schema import suggest
+
+    catalog = load_catalog()
+    if args.id:
+        entries = [catalog.find(args.id, key="ID")]
+    else:
+        families = catalog.families
+        if args.family and args.family not in families:
+            from clusterplan.errors import ConfigError
+
+            raise ConfigError(f"unknown family {args.family!r}{suggest(args.family, families)}", key="--family")
+        entries = [(family, entry) for family, group in families.items()
+                   if not args.family or family == args.family for entry in group.values()]
+    document = catalog_document(entries)
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    else:
+        from clusterplan.report.terminal import render_catalog
+
+        emit(lambda stream: render_catalog(document, stream), args.output)
+    return 0

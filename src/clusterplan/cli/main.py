@@ -1,0 +1,75 @@
+"""``clusterplan`` entry point: one place maps errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import sys
+from collections.abc import Sequence
+
+from clusterplan import __version__
+from clusterplan.errors import ConfigError, InfeasiblePlan
+
+
+class Exit(enum.IntEnum):
+    OK = 0
+    FAILURE = 1
+    BAD_INPUT = 2
+    INFEASIBLE = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line and exits 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(Exit.BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from clusterplan.cli import catalog, plan
+
+    parser = _Parser(prog="clusterplan", description="Plan, price and prove GPU clusters for ML training.")
+    parser.add_argument("--version", action="version", version=f"clusterplan {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in (plan, catalog):
+        module.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return Exit.BAD_INPUT
+    try:
+        return args.run(args)
+    except ConfigError as error:
+        if args.traceback:
+            raise
+        sys.stderr.write(f"clusterplan: error: {error}\n")
+        return Exit.BAD_INPUT
+    except InfeasiblePlan as error:
+        if args.traceback:
+            raise
+        sys.stderr.write(f"clusterplan: infeasible: {error}\n")
+        return Exit.INFEASIBLE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `clusterplan plan | head`: the reader left; not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return Exit.OK
+    except Exception as error:
+        if args.traceback:
+            raise
+        sys.stderr.write(f"clusterplan: internal error: {type(error).__name__}: {error} "
+                         f"(rerun with --traceback and report it)\n")
+        return Exit.FAILURE
+
+
+def entry() -> None:
+    sys.exit(main())

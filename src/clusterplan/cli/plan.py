@@ -1,0 +1,35 @@
+"""``clusterplan plan``: price a cluster end to end."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("plan", help="bill of materials, TCO, cloud comparison and design checks",
+                                 description="Design and price the cluster a scenario describes.")
+    add_scenario_options(parser)
+    add_output_options(parser, ("table", "json"))
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.errors import ConfigError
+    from clusterplan.plan import plan
+    from clusterplan.report.export import plan_document
+    from clusterplan.spec import load_scenario
+
+    scenario = load_scenario(args.scenario, args.overrides)
+    try:
+        document = plan_document(plan(scenario.spec))
+    except ConfigError as error:
+        raise scenario.locate(error) from None
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    else:
+        from clusterplan.report.terminal import render_plan
+
+        emit(lambda stream: render_plan(document, stream), args.output)
+    return 0

@@ -1,0 +1,1 @@
+"""Render results (terminal, JSON); compute nothing."""

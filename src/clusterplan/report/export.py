@@ -1,0 +1,101 @@
+"""The plan as one JSON-ready document (schema ``clusterplan.plan/1``, docs/json.md).
+
+Every renderer draws this document, so the terminal, JSON and HTML views
+cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterplan import __version__
+from clusterplan.plan import Plan
+from clusterplan.schema import as_table
+
+PLAN_SCHEMA = "clusterplan.plan/1"
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    design, costs = plan.design, plan.costs
+    topology, parts = design.topology, design.parts
+    opex = dict(costs.opex_usd_per_year)
+    return {
+        "schema": PLAN_SCHEMA,
+        "version": __version__,
+        "scenario": as_table(plan.spec),
+        "design": {
+            "gpu": parts.gpu.id, "server": parts.server.id,
+            "num_gpus": design.num_gpus, "num_nodes": design.num_nodes,
+            "gpus_per_node": design.gpus_per_node,
+            "num_racks": design.racks.num_racks,
+            "racks": {"compute": design.racks.compute_racks, "infrastructure": design.racks.infrastructure_racks,
+                      "servers_per_rack": design.racks.servers_per_rack,
+                      "max_rack_power_kw": design.racks.max_rack_power_w / 1e3,
+                      "rack_budget_kw": design.racks.budget_w / 1e3},
+            "it_power_kw": design.it_power_w / 1e3,
+            "it_typical_power_kw": design.it_typical_power_w / 1e3,
+            "facility_power_kw": design.facility_power_w / 1e3,
+            "fabric": {
+                "id": parts.fabric.id, "technology": parts.fabric.technology, "topology": topology.kind,
+                "tiers": topology.tiers, "radix": topology.radix,
+                "link_rate_Bps": parts.fabric.link_rate_Bps,
+                "num_endpoints": topology.num_endpoints,
+                "num_switches": topology.num_switches, "num_links": topology.num_links,
+                "switches": dict(topology.switches), "links": dict(topology.links),
+                "ports_used": topology.ports_used, "ports_available": topology.ports_available,
+                "nic_transceivers": design.nic_transceivers, "switch_transceivers": design.switch_transceivers,
+                "bisection_bw_Bps_per_gpu": design.bisection_bw_Bps_per_gpu,
+            },
+            "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
+                        "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
+        },
+        "cost": {
+            "capex_usd": costs.capex_usd,
+            "capex_by_category_usd": costs.capex_by_category(),
+            "one_off_usd": costs.one_off_usd,
+            "opex_usd_per_year": {**opex, "total": costs.opex_total_usd_per_year},
+            "years": costs.years,
+            "tco_usd": costs.tco_usd,
+            "npv_usd": costs.npv_usd,
+            "discount_rate": costs.discount_rate,
+            "delivered_gpu_hours_per_year": costs.delivered_gpu_hours_per_year,
+            "cost_per_gpu_hour_usd": costs.cost_per_gpu_hour_usd,
+            "capex_per_gpu_usd": costs.capex_per_gpu_usd,
+            "tco_per_gpu_usd": costs.tco_usd / design.num_gpus,
+            "bom": [_line(line) for line in costs.bom],
+            "one_off": [_line(line) for line in costs.one_off],
+            "cumulative_usd_by_month": [costs.cumulative_usd(m) for m in range(12 * costs.years + 1)],
+        },
+        "cloud": [{
+            "offer": r.cost.offer.id, "name": r.cost.offer.name, "provider": r.cost.offer.provider,
+            "gpu": r.cost.offer.gpu, "pricing": r.cost.offer.pricing,
+            "usd_per_gpu_hour": r.cost.offer.price_usd,
+            "billed_gpu_hours_per_year": r.cost.billed_gpu_hours_per_year,
+            "usd_per_year": r.cost.usd_per_year, "total_usd": r.cost.total_usd,
+            "breakeven_months": r.breakeven_month,
+            "source": r.cost.offer.source, "date": r.cost.offer.date,
+        } for r in plan.rentals],
+        "hybrid": None if plan.hybrid is None else {
+            "burst_offer": plan.hybrid.offer.id, "owned_nodes": plan.hybrid.owned_nodes,
+            "num_nodes": plan.hybrid.num_nodes, "own_usd": plan.hybrid.own_usd,
+            "burst_gpu_hours_per_year": plan.hybrid.burst_gpu_hours_per_year,
+            "burst_usd": plan.hybrid.burst_usd, "total_usd": plan.hybrid.total_usd,
+            "years": plan.hybrid.years,
+        },
+        "warnings": list(plan.warnings),
+    }
+
+
+def _line(line: Any) -> dict[str, Any]:
+    return {"category": line.category, "item": line.item, "id": line.catalog_id, "quantity": line.quantity,
+            "per": line.per, "unit_price_usd": line.unit_price_usd, "total_usd": line.total_usd,
+            "source": line.source, "assumption": line.assumption}
+
+
+CATALOG_SCHEMA = "clusterplan.catalog/1"
+
+
+def catalog_document(entries: list[tuple[str, Any]]) -> dict[str, Any]:
+    """(family, entry) pairs as a JSON-ready document."""
+    return {"schema": CATALOG_SCHEMA, "version": __version__,
+            "entries": [{"family": family, **as_table(entry)} for family, entry in entries]}
