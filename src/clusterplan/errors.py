@@ -21,13 +21,6 @@ class ConfigError(ValueError, ClusterplanError):
         self.source = source
         self.line = line
 
-    def located(self, *, key: str | None = None, source: str | None = None,
-                line: int | None = None) -> "ConfigError":
-        """A copy with the location filled in where this one lacks it."""
-        return type(self)(self.message, key=self.key or key or "",
-                          source=self.source or source or "",
-                          line=self.line if self.line is not None else line)
-
     def __str__(self) -> str:
         where = self.source
         if where and self.line is not None:

@@ -59,7 +59,9 @@ def build(cls: type, table: Mapping[str, Any], *, path: str = "", locate: Locate
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in table:
         if key not in fields:
-            raise ConfigError(f"unknown key{suggest(key, fields)}", key=where(key), line=locate(where(key)))
+            what = "section" if not path else "key"
+            hint = suggest(key, fields) if fields else f" ([{path}] takes no keys yet)"
+            raise ConfigError(f"unknown {what}{hint}", key=where(key), line=locate(where(key)))
     values = {}
     for name, field in fields.items():
         if name not in table:
@@ -72,7 +74,7 @@ def build(cls: type, table: Mapping[str, Any], *, path: str = "", locate: Locate
         return cls(**values)
     except ConfigError as error:
         key = where(error.key) if error.key else path
-        raise error.located(key=key, line=locate(key)) from None
+        raise type(error)(error.message, key=key, source=error.source, line=locate(key)) from None
 
 
 def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: Locate) -> Any:

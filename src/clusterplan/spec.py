@@ -190,6 +190,7 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
             raise ConfigError("is not a section", key=section, source=f"--set {override}")
         target[name] = value
         origins[key] = (f"--set {override}", None)
+        origins.setdefault(section, (f"--set {override}", None))
     try:
         return Scenario(spec=build(Spec, table), origins=origins)
     except ConfigError as error:
@@ -198,7 +199,7 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
 
 def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> ConfigError:
     """Name the file and line (or the ``--set``) that the faulty key came from."""
-    key = error.key
+    key = re.sub(r"\[\d+\]$", "", error.key)
     while key:
         if key in origins:
             source, locate = origins[key]

@@ -46,7 +46,7 @@ def lay_out(servers: Gear, infrastructure: list[Gear], *, budget_w: float, rack_
     if per_rack < 1:
         raise InfeasiblePlan(
             f"one {servers.name} needs {servers.power_w / 1e3:.1f} kW and {servers.rack_units}U, "
-            f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U")
+            f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U (facility.rack_power_kw, facility.cooling)")
     racks: list[list[float]] = []  # [power_w, units] per infrastructure rack
     boxes = [(g.power_w, g.rack_units, g.name) for g in infrastructure for _ in range(g.count)]
     for power_w, units, name in sorted(boxes, reverse=True):
