@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # usage errors, --help and --version end here
+        return int(done.code or 0)
     if not args.command:
         parser.print_help(sys.stderr)
         return Exit.BAD_INPUT

@@ -1,0 +1,151 @@
+"""Golden CLI tests, in process: main(argv) -> exit code, captured stdout/stderr."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusterplan.cli.main import main
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.toml"))
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_table_has_every_section(capsys):
+    """The default plan prints the summary, BoM, opex, TCO, cloud comparison and warnings."""
+    code, out, err = run(capsys, "plan")
+    assert code == 0 and err == ""
+    for heading in ("Summary", "Bill of materials", "Opex per year", "TCO =", "Renting the same GPU-hours",
+                    "Hybrid", "Warnings"):
+        assert heading in out
+    assert out.index("Summary") < out.index("Bill of materials") < out.index("Warnings")
+
+
+def test_plan_json_envelope(capsys):
+    """--format json: schema, effective scenario, design, cost, cloud and warnings, numbers as numbers."""
+    code, out, _ = run(capsys, "plan", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"] == "clusterplan.plan/1"
+    assert doc["scenario"]["cluster"] == {"gpu": "h100-sxm", "num_nodes": 16, "gpus_per_node": 8, "server": ""}
+    design = doc["design"]
+    for key in ("num_gpus", "num_nodes", "num_racks", "it_power_kw", "facility_power_kw"):
+        assert isinstance(design[key], (int, float))
+    assert design["num_gpus"] == 128
+    assert {"tiers", "num_switches", "num_links", "bisection_bw_Bps_per_gpu"} <= set(design["fabric"])
+    assert design["fabric"]["tiers"] == 2
+    cost = doc["cost"]
+    for key in ("capex_usd", "one_off_usd", "tco_usd", "npv_usd", "years", "cost_per_gpu_hour_usd"):
+        assert isinstance(cost[key], (int, float))
+    assert cost["capex_usd"] == pytest.approx(sum(line["total_usd"] for line in cost["bom"]))
+    opex = cost["opex_usd_per_year"]
+    assert opex["total"] == pytest.approx(sum(v for k, v in opex.items() if k != "total"))
+    assert set(cost["bom"][0]) >= {"category", "item", "quantity", "unit_price_usd", "total_usd", "source"}
+    for offer in doc["cloud"]:
+        assert {"offer", "pricing", "usd_per_year", "breakeven_months"} <= set(offer)
+    assert all(isinstance(w, str) for w in doc["warnings"])
+
+
+def test_set_is_echoed_and_applied(capsys):
+    """--set overrides reach the design and are echoed in the scenario."""
+    code, out, _ = run(capsys, "plan", "--format", "json", "--set", "cluster.num_nodes=4",
+                       "--set", "network.oversubscription=2")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["scenario"]["cluster"]["num_nodes"] == 4
+    assert doc["scenario"]["network"]["oversubscription"] == 2.0
+    assert doc["design"]["num_gpus"] == 32
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "--set", "cluster.num_nodes=0"], "cluster.num_nodes: must be > 0"),
+    (["plan", "--set", "cluster.gpus_per_node=-8"], "cluster.gpus_per_node: must be > 0"),
+    (["plan", "--set", "cluster.gpu=h100"], "did you mean 'h100-sxm'"),
+    (["plan", "--set", "cluster.colour=red"], "cluster.colour: unknown key"),
+    (["plan", "--set", "finance.years=three"], "finance.years: expected an integer"),
+    (["plan", "--set", "facility.rack_power_kw=50kg"], "unknown unit 'kg'"),
+    (["plan", "--set", "cloud.offers=[\"aws-p5\"]"], "cloud.offers[0]: unknown cloud id"),
+    (["plan", "--set", "prices.h100=3"], "prices.h100: unknown catalog id"),
+    (["plan", "--format", "yaml"], "invalid choice: 'yaml'"),
+    (["catalog", "h100"], "unknown catalog id 'h100'"),
+    (["catalog", "--family", "gpu"], "did you mean 'gpus'"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    """Bad input: exit 2, one stderr line naming the key, no traceback, no stdout."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_malformed_file_names_the_line(capsys, tmp_path):
+    """Malformed TOML: file:line in the one error line."""
+    path = tmp_path / "bad.toml"
+    path.write_text('[cluster]\nnum_nodes = 16\ngpu = "h100-sxm\n')
+    code, _, err = run(capsys, "plan", str(path))
+    assert code == 2 and f"{path}:3: malformed TOML" in err
+
+
+def test_unknown_catalog_id_in_file_names_its_line(capsys, tmp_path):
+    """An id resolved after loading is traced back to the file line."""
+    path = tmp_path / "s.toml"
+    path.write_text('[network]\n\nfabric = "ib-hdr"\n')
+    code, _, err = run(capsys, "plan", str(path))
+    assert code == 2 and f"{path}:3: network.fabric: unknown fabric id 'ib-hdr'" in err
+
+
+def test_infeasible_exits_3(capsys):
+    """A rack budget below one server is infeasible, exit 3."""
+    code, out, err = run(capsys, "plan", "--set", "facility.rack_power_kw=5")
+    assert code == 3 and out == "" and "infeasible" in err and len(err.splitlines()) == 1
+
+
+def test_output_file_is_complete_or_absent(capsys, tmp_path):
+    """-o writes the whole document; a failing run writes nothing."""
+    target = tmp_path / "plan.json"
+    assert run(capsys, "plan", "--format", "json", "-o", str(target))[0] == 0
+    assert json.loads(target.read_text())["schema"] == "clusterplan.plan/1"
+    missing = tmp_path / "never.json"
+    assert run(capsys, "plan", "--set", "cluster.num_nodes=0", "-o", str(missing))[0] == 2
+    assert not missing.exists() and [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+
+
+def test_traceback_flag_reraises(capsys):
+    """--traceback shows the exception instead of the one line."""
+    from clusterplan.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        main(["--traceback", "plan", "--set", "cluster.num_nodes=0"])
+
+
+def test_catalog_lists_and_shows_sources(capsys):
+    """`catalog` lists ids; `catalog ID` shows the entry with its source."""
+    code, out, _ = run(capsys, "catalog")
+    assert code == 0 and "h100-sxm" in out and "aws-p5-on-demand" in out
+    code, out, _ = run(capsys, "catalog", "h100-sxm", "--format", "json")
+    entry = json.loads(out)["entries"][0]
+    assert code == 0 and entry["id"] == "h100-sxm" and entry["source"] and entry["date"]
+    code, out, _ = run(capsys, "catalog", "--family", "fabrics", "--format", "json")
+    assert {e["family"] for e in json.loads(out)["entries"]} == {"fabrics"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_examples_plan(capsys, example):
+    """Every shipped example plans cleanly."""
+    code, out, err = run(capsys, "plan", str(example), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["design"]["num_gpus"] > 0
+
+
+def test_module_entry_point_runs():
+    """`python -m clusterplan plan --format json` works as a real process."""
+    done = subprocess.run([sys.executable, "-m", "clusterplan", "plan", "--format", "json"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["design"]["num_gpus"] == 128

@@ -1,0 +1,73 @@
+import pytest
+
+from clusterplan.catalog import Priced
+from clusterplan.catalog.entries import PRICING_MODES
+from clusterplan.errors import CatalogError
+
+
+def all_entries(catalog):
+    return [(family, entry) for family, entries in catalog.families.items() for entry in entries.values()]
+
+
+def test_every_entry_has_source_and_date(catalog):
+    """No figure without a source and a date."""
+    for family, entry in all_entries(catalog):
+        assert entry.source.strip(), f"{family}/{entry.id} has no source"
+        assert entry.date.strip(), f"{family}/{entry.id} has no date"
+        if isinstance(entry, Priced) and entry.assumption:
+            assert entry.source.startswith("ASSUMPTION"), f"{entry.id}: assumptions say so in their source"
+
+
+def test_ids_are_unique_across_families(catalog):
+    """An id names one entry, whatever its family."""
+    ids = list(catalog.ids())
+    assert len(ids) == len(set(ids))
+
+
+def test_references_between_entries_resolve(catalog):
+    """Default servers, server GPUs, fabric parts and cloud GPUs all exist."""
+    for gpu in catalog.families["gpus"].values():
+        assert catalog.get("servers", gpu.default_server).gpu == gpu.id
+    for server in catalog.families["servers"].values():
+        catalog.get("gpus", server.gpu)
+    for fabric in catalog.families["fabrics"].values():
+        catalog.get("nics", fabric.nic)
+        switch = catalog.get("switches", fabric.switch)
+        assert switch.port_rate_Bps == fabric.link_rate_Bps, fabric.id
+        for module in (fabric.nic_transceiver, fabric.switch_transceiver):
+            catalog.get("transceivers", module)
+        catalog.get("cables", fabric.cable)
+    for offer in catalog.families["cloud"].values():
+        catalog.get("gpus", offer.gpu)
+
+
+def test_issue_coverage(catalog):
+    """The GPUs, fabrics and pricing modes the plan foundation promises are present."""
+    gpus = catalog.families["gpus"]
+    for gpu in ("a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "mi300x", "l40s"):
+        assert gpu in gpus
+        assert gpus[gpu].hbm_bytes > 0 and gpus[gpu].bf16_flops > 0 and gpus[gpu].tdp_w > 0
+    fabrics = catalog.families["fabrics"]
+    rates = {(f.technology, f.link_rate_Bps * 8 / 1e9) for f in fabrics.values()}
+    for wanted in (("infiniband", 200), ("infiniband", 400), ("ethernet", 100), ("ethernet", 200),
+                   ("ethernet", 400)):
+        assert wanted in rates
+    assert {offer.pricing for offer in catalog.families["cloud"].values()} == set(PRICING_MODES)
+    providers = {offer.provider for offer in catalog.families["cloud"].values()}
+    assert {"AWS", "Azure", "GCP", "OCI", "Lambda", "Nebius"} <= providers
+
+
+def test_lookups_are_exact_and_suggest(catalog):
+    """'h100' is not 'h100-sxm'; the error suggests the near ids."""
+    with pytest.raises(CatalogError, match="did you mean 'h100-sxm'"):
+        catalog.get("gpus", "h100", key="cluster.gpu")
+
+
+def test_price_overrides(catalog):
+    """A [prices] override replaces the price and records where it came from."""
+    cheaper = catalog.with_prices({"h100-sxm": 25_000.0})
+    entry = cheaper.get("gpus", "h100-sxm")
+    assert entry.price_usd == 25_000 and "override" in entry.source
+    assert catalog.get("gpus", "h100-sxm").price_usd != 25_000
+    with pytest.raises(CatalogError, match="has no price"):
+        catalog.with_prices({"ib-ndr200": 1.0})

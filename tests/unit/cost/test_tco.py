@@ -1,0 +1,69 @@
+import pytest
+
+from clusterplan.cost import HOURS_PER_YEAR, electricity_usd_per_year
+from clusterplan.plan import plan
+
+
+def test_public_case_rack_electricity():
+    """A 40 kW rack all year at $0.12/kWh costs $42,048; eight such racks $336,384."""
+    assert electricity_usd_per_year(40e3, 0.12) == pytest.approx(42_048)
+    assert 8 * electricity_usd_per_year(40e3, 0.12) == pytest.approx(336_384)
+
+
+def test_pue_multiplies_electricity():
+    """The facility draws IT power x PUE."""
+    assert electricity_usd_per_year(40e3, 0.12, pue=1.5) == pytest.approx(63_072)
+
+
+def test_reference_opex_lines_by_hand(reference_plan, reference):
+    """Each opex line of the reference follows its formula from the design and the scenario."""
+    design, costs = reference_plan.design, reference_plan.costs
+    opex = costs.opex_usd_per_year
+    assert opex["electricity"] == pytest.approx(design.it_typical_power_w / 1e3 * 1.25 * 8760 * 0.12)
+    assert opex["colocation"] == pytest.approx(design.it_power_w / 1e3 * 184.06 * 12)
+    assert opex["maintenance"] == pytest.approx(0.10 * costs.capex_usd)
+    assert opex["staff"] == pytest.approx(2 * 252_000)
+    assert opex["software"] == pytest.approx(128 * 4_500)
+
+
+def test_reference_totals_by_hand(reference_plan, catalog):
+    """GPU line, TCO, NPV and cost per delivered GPU-hour of the reference."""
+    costs = reference_plan.costs
+    gpus = next(line for line in costs.bom if line.catalog_id == "h100-sxm")
+    assert gpus.total_usd == 128 * catalog.get("gpus", "h100-sxm").price_usd
+    opex = sum(costs.opex_usd_per_year.values())
+    assert costs.tco_usd == pytest.approx(costs.capex_usd + costs.one_off_usd + 3 * opex)
+    assert costs.npv_usd == pytest.approx(costs.capex_usd + costs.one_off_usd
+                                          + opex / 1.08 + opex / 1.08**2 + opex / 1.08**3)
+    assert costs.cost_per_gpu_hour_usd == pytest.approx(costs.tco_usd / (128 * HOURS_PER_YEAR * 0.8 * 3))
+    assert costs.capex_per_gpu_usd == pytest.approx((costs.capex_usd + costs.one_off_usd) / 128)
+
+
+def test_one_off_is_integration_and_setup_staff(reference_plan, catalog):
+    """Integration per node plus setup engineers x months / 12 x loaded cost."""
+    one_off = {line.item: line.total_usd for line in reference_plan.costs.one_off}
+    integration = catalog.get("services", "integration")
+    assert one_off[integration.name] == 16 * integration.price_usd
+    assert one_off["Setup engineers (engineer-years)"] == pytest.approx(2 * 3 / 12 * 252_000)
+
+
+def test_bom_is_physically_consistent(reference_plan):
+    """One NIC per fabric endpoint, one cable per link, one GPU line per GPU, a cooling line per IT kW."""
+    design = reference_plan.design
+    by_id = {line.catalog_id: line.quantity for line in reference_plan.costs.bom}
+    parts = design.parts
+    assert by_id[parts.nic.id] == design.topology.num_endpoints == 128
+    assert by_id[parts.cable.id] == design.topology.num_links == 256
+    assert by_id[parts.gpu.id] == 128 and by_id[parts.server.id] == 16
+    assert by_id[parts.cooling.id] == pytest.approx(design.it_power_w / 1e3)
+    assert by_id[parts.rack.id] == design.racks.num_racks
+
+
+def test_price_override_flows_into_capex(reference, catalog):
+    """[prices] "h100-sxm" = 30000 lowers the GPU line by 128 x 1,250."""
+    from dataclasses import replace
+
+    base = plan(reference, catalog).costs.capex_usd
+    cheaper = plan(replace(reference, prices={"h100-sxm": 30_000.0}), catalog).costs.capex_usd
+    delta = 128 * (catalog.get("gpus", "h100-sxm").price_usd - 30_000)
+    assert base - cheaper == pytest.approx(delta)

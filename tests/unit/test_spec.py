@@ -1,0 +1,89 @@
+import pytest
+
+from clusterplan.errors import ConfigError
+from clusterplan.spec import load_scenario, load_spec
+
+
+def write(tmp_path, text, name="scenario.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_reference_scenario_is_the_issue_cluster(reference):
+    """The shipped reference: 16 x 8 H100 SXM, 8 NDR200 NICs, 2-tier fat-tree, 200 TB, 50 kW, $0.12, 3 y."""
+    assert (reference.cluster.gpu, reference.cluster.num_nodes, reference.cluster.gpus_per_node) == ("h100-sxm", 16, 8)
+    assert (reference.network.fabric, reference.network.nics_per_node) == ("ib-ndr200", 8)
+    assert (reference.network.topology, reference.network.tiers, reference.network.oversubscription) == \
+        ("fat-tree", 2, 1.0)
+    assert reference.storage.usable_tb == 200 and reference.storage.tier == "nvme-pfs"
+    assert reference.facility.rack_power_kw == 50 and reference.facility.cooling == "liquid"
+    assert reference.facility.electricity_usd_per_kwh == 0.12 and reference.finance.years == 3
+
+
+def test_file_overrides_reference_and_set_overrides_file(tmp_path):
+    """CLI > file > reference, key by key."""
+    path = write(tmp_path, "[cluster]\nnum_nodes = 4\n[finance]\nyears = 5\n")
+    spec = load_spec(path, ["finance.years=2", "network.fabric=ib-ndr200"])
+    assert spec.cluster.num_nodes == 4
+    assert spec.finance.years == 2
+    assert spec.cluster.gpu == "h100-sxm"
+
+
+def test_set_values_are_read_as_toml_else_as_strings():
+    """--set takes TOML values (numbers, lists) and bare strings."""
+    spec = load_spec(None, ['cloud.offers=["aws-p5-on-demand"]', "network.topology=rail-optimized",
+                            "facility.rack_power_kw=40kW"])
+    assert spec.cloud.offers == ("aws-p5-on-demand",)
+    assert spec.network.topology == "rail-optimized"
+    assert spec.facility.rack_power_kw == 40
+
+
+def test_unit_strings_convert_into_the_key_unit(tmp_path):
+    """usable_tb = "2PB" is 2000 TB; rack_power_kw = "40000W" is 40 kW."""
+    path = write(tmp_path, '[storage]\nusable_tb = "2PB"\n[facility]\nrack_power_kw = "40000W"\n')
+    spec = load_spec(path)
+    assert spec.storage.usable_tb == 2000 and spec.facility.rack_power_kw == 40
+
+
+@pytest.mark.parametrize("text, where", [
+    ("[cluster]\nnum_nodes = 0\n", "scenario.toml:2: cluster.num_nodes: must be > 0, got 0"),
+    ("[cluster]\nnum_gpus = 8\n", "scenario.toml:2: cluster.num_gpus: unknown key"),
+    ("[clusters]\nnum_nodes = 8\n", "scenario.toml:1: clusters: unknown section (did you mean 'cluster'"),
+    ("[cluster]\n\nnum_nodes = \"many\"\n", "scenario.toml:3: cluster.num_nodes: expected an integer"),
+    ("[network]\noversubscription = 0.5\n", "scenario.toml:2: network.oversubscription: must be >= 1"),
+    ("[facility]\nrack_power_kw = \"50 kg\"\n", "scenario.toml:2: facility.rack_power_kw: unknown unit 'kg'"),
+    ("[finance]\nutilization = 0\n", "scenario.toml:2: finance.utilization: must be in (0, 1]"),
+    ("[cluster\nnum_nodes = 3\n", "scenario.toml:1: malformed TOML"),
+    ("[cluster]\nnum_nodes = 3\nnum_nodes = 4\n", "scenario.toml:3: malformed TOML"),
+    ("[workload]\nmodel = \"llama\"\n", "scenario.toml:2: workload.model: unknown key ([workload] takes no keys yet)"),
+])
+def test_bad_files_name_file_line_and_key(tmp_path, text, where):
+    """Every bad value is a ConfigError whose text starts with file:line: key."""
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as error:
+        load_spec(path)
+    assert str(error.value).replace(f"{tmp_path}/", "").startswith(where)
+
+
+def test_bad_set_names_the_override():
+    """A faulty --set names itself and the key."""
+    with pytest.raises(ConfigError, match=r"^--set cluster.num_nodes=-2: cluster.num_nodes: must be > 0"):
+        load_spec(None, ["cluster.num_nodes=-2"])
+    with pytest.raises(ConfigError, match=r"expected section.key=value"):
+        load_spec(None, ["cluster.num_nodes"])
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    """A scenario path that does not exist is bad input, not a crash."""
+    with pytest.raises(ConfigError, match="cannot read scenario"):
+        load_spec(tmp_path / "absent.toml")
+
+
+def test_scenario_locates_errors_found_later(tmp_path):
+    """A catalog id error raised after loading is traced back to its file line."""
+    path = write(tmp_path, '[cluster]\n\ngpu = "h100"\n')
+    scenario = load_scenario(path)
+    located = scenario.locate(ConfigError("unknown gpu id 'h100'", key="cluster.gpu"))
+    assert (located.source, located.line, located.key) == (str(path), 3, "cluster.gpu")
+    assert scenario.locate(ConfigError("x", key="network.fabric")).source == "reference scenario"
