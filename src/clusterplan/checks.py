@@ -92,6 +92,9 @@ def _finance_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[Cloud
         if offer.gpu != design.parts.gpu.id:
             out.append(f"cloud: {offer.id} rents {offer.gpu}, the cluster has {design.parts.gpu.id}; "
                        f"GPU-hours compared one for one")
+        if offer.pricing == "spot":
+            out.append(f"cloud: {offer.id} is spot capacity, reclaimable at any time; a synchronous "
+                       f"{design.num_gpus}-GPU job restarts from its last checkpoint on every preemption")
         if offer.term_years and spec.finance.years % offer.term_years:
             out.append(f"cloud: {offer.id} commits {offer.term_years * 12} months at a time; the "
                        f"{spec.finance.years * 12}-month horizon leaves part of a term uncounted")

@@ -87,3 +87,13 @@ def test_scenario_locates_errors_found_later(tmp_path):
     located = scenario.locate(ConfigError("unknown gpu id 'h100'", key="cluster.gpu"))
     assert (located.source, located.line, located.key) == (str(path), 3, "cluster.gpu")
     assert scenario.locate(ConfigError("x", key="network.fabric")).source == "reference scenario"
+
+
+def test_reference_example_is_the_shipped_reference(reference):
+    """examples/reference-128x-h100.toml and the built-in default cannot drift apart."""
+    from pathlib import Path
+
+    example = Path(__file__).parents[2] / "examples" / "reference-128x-h100.toml"
+    assert load_spec(example) == reference
+    assert example.read_text() == (Path(__file__).parents[2] / "src" / "clusterplan" / "scenarios"
+                                   / "reference.toml").read_text()

@@ -13,7 +13,8 @@ Counting rules (docs/topology.md):
 - Three tiers: pods of ``radix // 2`` leaves share aggregation switches
   (half their ports down, half up, non-blocking); cores take every
   aggregation uplink. Possible while there are at most ``radix`` pods.
-- One tier: a single switch, when every endpoint fits on it.
+- One tier: a single switch, when every endpoint fits on it. Two tiers asked
+  for where one switch would do spread the endpoints over two leaves.
 """
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
                         ports_used=endpoints, ports_available=radix, bisection_fraction=1.0)
 
     down = max(1, math.floor(radix * oversubscription / (1 + oversubscription)))
-    leaf_endpoints = [share for group in groups for share in _spread(group, math.ceil(group / down))]
+    leaves_per_group = [math.ceil(group / down) for group in groups]
+    if sum(leaves_per_group) == 1:  # two tiers asked where one switch would do: spread over two leaves
+        leaves_per_group = [min(2, groups[0])]
+    leaf_endpoints = [share for group, n in zip(groups, leaves_per_group) for share in _spread(group, n)]
     leaf_uplinks = [math.ceil(e / oversubscription) for e in leaf_endpoints]
     num_leaves, uplinks = len(leaf_endpoints), sum(leaf_uplinks)
     bisection = min(1.0, min(u / e for u, e in zip(leaf_uplinks, leaf_endpoints)))

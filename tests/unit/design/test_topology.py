@@ -20,6 +20,8 @@ def test_single_switch_when_everything_fits_unless_two_tiers_are_asked():
     t = fat_tree(num_nodes=16, nics_per_node=8, radix=128, tiers=2)
     assert dict(t.switches) == {"leaf": 2, "spine": 1}
     assert dict(t.links) == {"node-leaf": 128, "leaf-spine": 128}
+    wide = fat_tree(num_nodes=16, nics_per_node=8, radix=256, tiers=2)
+    assert dict(wide.switches) == {"leaf": 2, "spine": 1}, "two tiers never means a single leaf"
 
 
 def test_two_to_one_oversubscription_hand_count():
