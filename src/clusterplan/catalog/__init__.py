@@ -20,7 +20,7 @@ from clusterplan.catalog.entries import (FAMILIES, Cable, CloudOffer, Cooling, E
 from clusterplan.errors import CatalogError, ConfigError
 from clusterplan.schema import build, locator, suggest
 
-__all__ = ["Catalog", "load_catalog", "Entry", "Priced", "Gpu", "Server", "Nic", "Switch",
+__all__ = ["Catalog", "load_catalog", "parse_family", "Entry", "Priced", "Gpu", "Server", "Nic", "Switch",
            "Transceiver", "Cable", "Fabric", "StorageTier", "Rack", "Pdu", "Cooling", "Service",
            "CloudOffer"]
 
@@ -70,31 +70,35 @@ class Catalog:
 @functools.cache
 def load_catalog() -> Catalog:
     """The catalog shipped with the package (read once, validated)."""
+    data = resources.files("clusterplan.catalog") / "data"
     families: dict[str, Mapping[str, Entry]] = {}
     seen: dict[str, str] = {}
-    data = resources.files("clusterplan.catalog") / "data"
     for family, cls in FAMILIES.items():
-        name = f"{family}.toml"
-        text = (data / name).read_text(encoding="utf-8")
-        try:
-            tables = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise CatalogError(str(error), source=f"catalog/{name}") from None
-        locate = locator(text)
-        entries = {}
-        for entry_id, table in tables.items():
+        name = f"catalog/{family}.toml"
+        entries = parse_family((data / f"{family}.toml").read_text(encoding="utf-8"), cls, source=name)
+        for entry_id in entries:
             if entry_id in seen:
-                raise CatalogError(f"duplicate id (also in {seen[entry_id]})", key=entry_id,
-                                   source=f"catalog/{name}", line=locate(entry_id))
+                raise CatalogError(f"duplicate id (also in {seen[entry_id]})", key=entry_id, source=name)
             seen[entry_id] = name
-            if isinstance(table, dict) and "id" in table:
-                raise CatalogError("the table name is the id; remove the 'id' key", key=f"{entry_id}.id",
-                                   source=f"catalog/{name}", line=locate(f"{entry_id}.id"))
-            try:
-                entries[entry_id] = build(cls, {**table, "id": entry_id} if isinstance(table, dict)
-                                          else table, path=entry_id, locate=locate)
-            except ConfigError as error:  # a catalog file fault, not the user's scenario
-                raise CatalogError(error.message, key=error.key, source=f"catalog/{name}",
-                                   line=error.line) from None
         families[family] = types.MappingProxyType(entries)
     return Catalog(types.MappingProxyType(families))
+
+
+def parse_family(text: str, cls: type[Entry], *, source: str) -> dict[str, Entry]:
+    """One family file: a table per id, validated into ``cls`` entries."""
+    try:
+        tables = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise CatalogError(f"malformed TOML: {error}", source=source) from None
+    locate = locator(text)
+    entries = {}
+    for entry_id, table in tables.items():
+        if isinstance(table, dict) and "id" in table:
+            raise CatalogError("the table name is the id; remove the 'id' key", key=f"{entry_id}.id",
+                               source=source, line=locate(f"{entry_id}.id"))
+        try:
+            entries[entry_id] = build(cls, {**table, "id": entry_id} if isinstance(table, dict) else table,
+                                      path=entry_id, locate=locate)
+        except ConfigError as error:  # a fault of the catalog file, not of the user's scenario
+            raise CatalogError(error.message, key=error.key, source=source, line=error.line) from None
+    return entries

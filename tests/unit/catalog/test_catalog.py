@@ -71,3 +71,21 @@ def test_price_overrides(catalog):
     assert catalog.get("gpus", "h100-sxm").price_usd != 25_000
     with pytest.raises(CatalogError, match="has no price"):
         catalog.with_prices({"ib-ndr200": 1.0})
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[x]\nname = "a"\n', "catalog/nics.toml:1: x.source: missing required key"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nprice_usd = 1\nrate_Bps = "fast"\npower_w = 1\n',
+     "catalog/nics.toml:6: x.rate_Bps: cannot read 'fast'"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nprice_usd = 5\nprice_high_usd = 2\nrate_Bps = 1\npower_w = 1\n',
+     "catalog/nics.toml:5: x.price_usd: must lie within"),
+    ('[x]\nid = "y"\n', "catalog/nics.toml:2: x.id: the table name is the id"),
+    ('[x\n', "catalog/nics.toml: malformed TOML"),
+])
+def test_malformed_catalog_files_name_file_line_and_key(text, message):
+    """A bad catalog file is a CatalogError with its file, line and key."""
+    from clusterplan.catalog import Nic, parse_family
+
+    with pytest.raises(CatalogError) as error:
+        parse_family(text, Nic, source="catalog/nics.toml")
+    assert str(error.value).startswith(message)
