@@ -55,8 +55,6 @@ def _fabric_checks(spec: Spec, design: Design) -> list[str]:
     elif dict(topology.switches).get("spine") == 1:
         out.append(f"fabric: a single spine switch; losing it cuts the {dict(topology.switches)['leaf']} leaves "
                    f"apart (a second spine costs one more {design.parts.switch.id})")
-    if topology.ports_used > topology.ports_available:  # cannot happen by construction
-        out.append(f"fabric: {topology.ports_used} switch ports used of {topology.ports_available}")
     return out
 
 

@@ -149,3 +149,16 @@ def test_module_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "clusterplan", "plan", "--format", "json"],
                           capture_output=True, text=True, check=True)
     assert json.loads(done.stdout)["design"]["num_gpus"] == 128
+
+
+@pytest.mark.parametrize("override, message", [
+    ("cluster.server=hgx-a100", "cluster.server: server 'hgx-a100' takes a100-80gb-sxm, not h100-sxm"),
+    ("cluster.gpus_per_node=4", "cluster.gpus_per_node: server 'hgx-h100' holds 8 GPUs, got 4"),
+    ("network.nics_per_node=16", "network.nics_per_node: server 'hgx-h100' holds at most 8 fabric NICs"),
+    ("network.tiers=1", "network.tiers: one switch of 128 ports cannot take 256 NICs"),
+])
+def test_parts_that_do_not_fit_are_bad_input(capsys, override, message):
+    """A server, GPU count, NIC count or tier count that cannot be built names its key."""
+    argv = ["plan", "--set", override] + (["--set", "cluster.num_nodes=32"] if "tiers" in override else [])
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and message in err

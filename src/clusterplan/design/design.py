@@ -94,15 +94,13 @@ def resolve(spec: Spec, catalog: Catalog) -> Parts:
 def _check_fit(spec: Spec, parts: Parts) -> None:
     server, cluster, network = parts.server, spec.cluster, spec.network
     if server.gpu != cluster.gpu:
-        raise ConfigError(f"server {spec.cluster.server or server.gpu!r} takes {server.gpu}, "
-                          f"not {cluster.gpu}", key="cluster.server")
+        raise ConfigError(f"server {server.id!r} takes {server.gpu}, not {cluster.gpu}", key="cluster.server")
     if cluster.gpus_per_node != server.num_gpus:
-        raise ConfigError(f"server {parts.gpu.default_server if not cluster.server else cluster.server!r} "
-                          f"holds {server.num_gpus} GPUs, got {cluster.gpus_per_node}",
+        raise ConfigError(f"server {server.id!r} holds {server.num_gpus} GPUs, got {cluster.gpus_per_node}",
                           key="cluster.gpus_per_node")
     if network.nics_per_node > server.max_nics:
-        raise ConfigError(f"server holds at most {server.max_nics} fabric NICs, got {network.nics_per_node}",
-                          key="network.nics_per_node")
+        raise ConfigError(f"server {server.id!r} holds at most {server.max_nics} fabric NICs, "
+                          f"got {network.nics_per_node}", key="network.nics_per_node")
 
 
 def design(spec: Spec, catalog: Catalog) -> Design:
