@@ -58,9 +58,11 @@ def test_every_nic_is_wired_within_the_switch_ports(num_nodes, nics_per_node, ra
     assert uplinks >= endpoints / oversubscription          # the ratio holds: enough uplinks
     assert endpoints + uplinks <= radix * switches["leaf"]  # leaves: down and up ports
     if topology.tiers == 2:
+        assert switches["leaf"] <= radix                    # every spine has a port for every leaf
         assert uplinks <= radix * switches["spine"]
     else:
         assert links["aggregation-core"] == uplinks                  # aggregation is non-blocking
+        assert math.ceil(switches["leaf"] / (radix // 2)) <= radix   # every core has a port for every pod
         assert 2 * uplinks <= radix * switches["aggregation"]
         assert uplinks <= radix * switches["core"]
 
@@ -93,6 +95,23 @@ def test_automatic_tiers_are_the_fewest_that_work(num_nodes, nics_per_node, radi
         except ConfigError:
             fewer = None
         assert fewer is None
+
+
+def test_tier_limits_follow_the_counting_rules():
+    """Two tiers take up to radix x down NICs, three up to radix x radix/2 x down; one more needs the next tier."""
+    for radix in (32, 40, 64, 128):
+        for oversubscription in (1, 1.5, 2, 3):
+            down = math.floor(radix * oversubscription / (1 + oversubscription))
+            arguments = dict(nics_per_node=1, radix=radix, oversubscription=oversubscription)
+            two_tier_max, three_tier_max = radix * down, radix * (radix // 2) * down
+            assert fat_tree(num_nodes=two_tier_max, **arguments).tiers == 2
+            assert fat_tree(num_nodes=two_tier_max + 1, **arguments).tiers == 3
+            assert fat_tree(num_nodes=three_tier_max, **arguments).tiers == 3
+            try:
+                fat_tree(num_nodes=three_tier_max + 1, **arguments)
+            except ConfigError:
+                continue
+            raise AssertionError(f"{three_tier_max + 1} NICs on {radix}-port switches fit in three tiers")
 
 
 @st.composite
