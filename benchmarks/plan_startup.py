@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     floor = medians.pop("python -c pass")
     width = max(len(name) for name in [*medians, "python -c pass"])
-    print(f"{sys.executable} ({sys.version.split()[0]}), median of {args.runs} runs each")
+    print(f"Python {sys.version.split()[0]}, median of {args.runs} runs each")
     print(f"  {'python -c pass':<{width}}  {floor:7.3f} s")
     verdicts = []
     for name, median in medians.items():
