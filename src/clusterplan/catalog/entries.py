@@ -56,8 +56,23 @@ class Gpu(Priced):
     bf16_flops: float = unit("FLOP/s")
     fp8_flops: float = unit("FLOP/s", default=0.0)
     nvlink_bw_Bps: float = unit("B/s", default=0.0)  # per GPU, per direction; 0 = PCIe only
+    pcie_bw_Bps: float = unit("B/s", default=64e9)    # host link per direction (Gen5 x16)
+    intra_node: str = "pcie"          # how GPUs of a node meet: "nvswitch", "mesh" or "pcie"
+    nvls: bool = False                # NVLink SHARP (in-switch reduction) available
+    intra_efficiency: float = 0.8     # calibrated: ring busbw / link bandwidth inside a node
+    nvls_efficiency: float = 0.0      # calibrated: NVLS all-reduce algbw / link bandwidth
     default_server: str
     spec_source: str
+
+    def __post_init__(self) -> None:
+        Priced.__post_init__(self)
+        check(self.intra_node in ("nvswitch", "mesh", "pcie"), "intra_node",
+              f"must be 'nvswitch', 'mesh' or 'pcie', got {self.intra_node!r}")
+        check(self.intra_node == "pcie" or self.nvlink_bw_Bps > 0, "nvlink_bw_Bps",
+              f"must be > 0 for intra_node {self.intra_node!r}")
+        check(not self.nvls or self.intra_node == "nvswitch", "nvls", "needs intra_node = 'nvswitch'")
+        for name in ("intra_efficiency", "nvls_efficiency"):
+            check(0 <= getattr(self, name) <= 1, name, f"must be in [0, 1], got {getattr(self, name)}")
 
     @property
     def per(self) -> str:
@@ -145,10 +160,15 @@ class Fabric(Entry):
     switch_transceiver: str
     cable: str
     hop_latency_s: float = unit("s")
+    efficiency: float = 0.95          # calibrated: achievable share of line rate for large messages
+    latency_s: float = unit("s", default=0.0)  # added to NCCL's network latency per inter-node step
+    jitter_cv: float = 0.0            # per-rank step-time coefficient of variation (stragglers)
 
     def __post_init__(self) -> None:
         check(self.technology in ("infiniband", "ethernet"), "technology",
               f"must be 'infiniband' or 'ethernet', got {self.technology!r}")
+        check(0 < self.efficiency <= 1, "efficiency", f"must be in (0, 1], got {self.efficiency}")
+        check(self.jitter_cv >= 0, "jitter_cv", f"must be >= 0, got {self.jitter_cv}")
 
 
 @dataclass(**FROZEN)

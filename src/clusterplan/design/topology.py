@@ -41,6 +41,7 @@ class Topology:
     ports_used: int
     ports_available: int
     bisection_fraction: float               # worst leaf: uplink / endpoint capacity, at most 1
+    endpoints_per_leaf: int                 # most NICs on one leaf (the single switch: all)
 
     @property
     def num_switches(self) -> int:
@@ -70,7 +71,8 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
     if tiers == 1 or (tiers == 0 and single_switch):
         return Topology(kind=kind, tiers=1, num_endpoints=endpoints, radix=radix,
                         switches=(("switch", 1),), links=(("node-switch", endpoints),),
-                        ports_used=endpoints, ports_available=radix, bisection_fraction=1.0)
+                        ports_used=endpoints, ports_available=radix, bisection_fraction=1.0,
+                        endpoints_per_leaf=endpoints)
 
     down = max(1, math.floor(radix * oversubscription / (1 + oversubscription)))
     leaves_per_group = [math.ceil(group / down) for group in groups]
@@ -92,7 +94,7 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
                         switches=(("leaf", num_leaves), ("spine", spines)),
                         links=(("node-leaf", endpoints), ("leaf-spine", uplinks)),
                         ports_used=endpoints + 2 * uplinks, ports_available=radix * (num_leaves + spines),
-                        bisection_fraction=bisection)
+                        bisection_fraction=bisection, endpoints_per_leaf=max(leaf_endpoints))
 
     half = radix // 2
     pods = [leaf_uplinks[i:i + half] for i in range(0, num_leaves, half)]
@@ -107,7 +109,7 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
                            ("aggregation-core", uplinks)),
                     ports_used=endpoints + 4 * uplinks,
                     ports_available=radix * (num_leaves + aggregation + cores),
-                    bisection_fraction=bisection)
+                    bisection_fraction=bisection, endpoints_per_leaf=max(leaf_endpoints))
 
 
 def _spread(total: int, parts: int) -> list[int]:

@@ -1,0 +1,139 @@
+"""Predicted vs measured all-reduce (and AG/RS) bus bandwidth on every run in shared/data/validation.
+
+Usage: python benchmarks/validate_collectives.py [--data DIR] [--rows]
+
+Each run's hardware is described below as a collective System built from
+catalog GPU and fabric entries plus the run's own NIC count and line rate
+(the fabric efficiency and extra latency of EFA are calibrated on the p4de
+and p6-b200 runs and say so). Errors are |predicted - measured| / measured of
+busbw, by size band and overall; out-of-place columns are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from clusterplan.catalog import load_catalog
+from clusterplan.perf.collectives import System, predict
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "validation"
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+BANDS = (("< 64 KiB", 0, 64 * KiB), ("64 KiB - 64 MiB", 64 * KiB, 64 * MiB), (">= 64 MiB", 64 * MiB, float("inf")))
+EFA = dict(efficiency=0.91, latency_s=65e-6)      # calibrated: p4de tree plateau 41.8 of 50 GB/s; 161 us at 8 B
+EFA_V4 = dict(efficiency=0.91, latency_s=10e-6)   # ASSUMPTION: EFA v4 latency; bandwidth as EFA
+
+
+def system(gpu_id: str, *, nics: int, gbps: float, fabric: str = "ib-ndr400", gpus_per_node: int = 8,
+           nvls: bool | None = None, nvlink_GBps: float | None = None, **fabric_overrides) -> System:
+    catalog = load_catalog()
+    gpu = catalog.get("gpus", gpu_id)
+    entry = dataclasses.replace(catalog.get("fabrics", fabric), **fabric_overrides)
+    intra = nvlink_GBps * 1e9 if nvlink_GBps else (gpu.nvlink_bw_Bps if gpu.intra_node != "pcie" else gpu.pcie_bw_Bps)
+    return System(gpus_per_node=gpus_per_node, intra_node=gpu.intra_node if not nvlink_GBps else "nvswitch",
+                  intra_bw_Bps=intra, intra_efficiency=gpu.intra_efficiency,
+                  nvls=gpu.nvls if nvls is None else nvls, nvls_efficiency=gpu.nvls_efficiency or 0.60,
+                  nics_per_node=nics, link_rate_Bps=gbps * 1e9 / 8, net_efficiency=entry.efficiency,
+                  net_latency_s=entry.latency_s, hop_latency_s=entry.hop_latency_s, nodes_per_leaf=64, tiers=2,
+                  bisection_fraction=1.0)
+
+
+# (dataset/test id prefix, hardware) -> System
+TABLE_RUNS = {
+    "awsome-distributed-training@7217859f#1": system("a100-80gb-sxm", nics=4, gbps=100, fabric="roce-100g", **EFA),
+    "oci-hpc-oke@1402938#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
+    "oci-hpc-oke@61d210a#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
+    "oci-hpc-oke@61d210a#2": system("mi300x", nics=8, gbps=400, fabric="roce-400g"),
+}
+
+
+def summary_system(row: dict) -> System | None:
+    """The System for one row of nccl_busbw_summary_points.csv (None: not enough hardware facts)."""
+    gpu, hardware, collective = row["gpu"], row["hardware"], row["collective"]
+    off = "NVLS_ENABLE=0" in collective  # a configuration of the run, not its outcome
+    if gpu == "H200":
+        if "RoCE" in hardware:
+            return system("h200-sxm", nics=8, gbps=400, fabric="roce-400g")
+        return system("h200-sxm", nics=8, gbps=400, nvls=not off)
+    if gpu == "B200":
+        return system("b200", nics=8, gbps=400, nvls=not off, **EFA_V4)
+    if gpu == "H100":
+        return system("h100-sxm", nics=8, gbps=400, nvls=True)
+    if gpu == "H800":
+        return system("h100-sxm", nics=8, gbps=400, nvls=True, nvlink_GBps=200)   # H800: 400 GB/s NVLink bidirectional
+    if gpu.startswith("A100"):
+        return system("a100-80gb-sxm", nics=8, gbps=200)
+    if gpu == "H100 PCIe":
+        return system("h100-pcie", nics=1, gbps=200, nvlink_GBps=300)  # NVLink bridge: 600 GB/s bidirectional
+    return None
+
+
+def parse_size(text: str) -> float | None:
+    text = text.strip()
+    for suffix, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * scale
+    return None
+
+
+def points(data: Path):
+    """(dataset, tool, size_bytes, ranks, measured busbw, System, op) for every comparable measurement."""
+    for row in csv.DictReader(open(data / "nccl_tests_allreduce_tables.csv")):
+        yield (row["test_id"], "nccl-tests", float(row["size_bytes"]), int(row["num_ranks"]),
+               float(row["oop_busbw_GBps"]), TABLE_RUNS[row["test_id"]], "all_reduce")
+    for row in csv.DictReader(open(data / "nccl_busbw_summary_points.csv")):
+        op = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter"}.get(row["collective"], "all_reduce")
+        hw = summary_system(row)
+        ranks = int(row["num_gpus"])
+        sizes = [parse_size(s) for s in row["payload"].split("/")]
+        values = [v for v in row["busbw_GBps"].replace("~", "").split("/") if v.strip()]
+        if hw is None or not values:
+            continue
+        if None in sizes:  # "large", "(not stated)", "up to 1G": the plateau
+            sizes = [16 * GiB]
+        for size, value in zip(sizes, values):
+            yield (row["dataset"], row["tool"], size, ranks, float(value.split("-")[0]), hw, op)
+
+
+def _cell(errors: list[float], count: bool = True) -> str:
+    text = f"{statistics.median(errors):.1%} / {statistics.mean(errors):.1%}"
+    return f"{text} ({len(errors)})" if count else text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--rows", action="store_true", help="print every point")
+    args = parser.parse_args(argv)
+    errors: dict[str, list[tuple[float, float]]] = {}
+    for dataset, tool, size, ranks, measured, hw, op in points(args.data):
+        if measured <= 0.005:  # printed as 0.00: below the table's resolution
+            continue
+        predicted = float(predict(op, np.array([size]), hw, ranks).busbw_GBps[0])
+        error = abs(predicted - measured) / measured
+        errors.setdefault(f"{dataset} [{tool}]", []).append((size, error))
+        if args.rows:
+            print(f"{dataset[:40]:40} {op:14} {ranks:4} {int(size):>12} measured {measured:8.2f} "
+                  f"predicted {predicted:8.2f} error {error:6.1%}")
+    print(f"{'run':58} {'n':>3} " + " ".join(f"{name:>20}" for name, _, _ in BANDS) + f" {'all':>14}")
+    every = [e for values in errors.values() for e in values]
+    for name, values in [*errors.items(), ("ALL RUNS", every),
+                         ("ALL nccl-tests RUNS", [e for k, v in errors.items() if "[nccl-tests]" in k for e in v])]:
+        cells = []
+        for _, low, high in BANDS:
+            band = [e for s, e in values if low <= s < high]
+            cells.append(_cell(band) if band else "-")
+        print(f"{name[:58]:58} {len(values):3} " + " ".join(f"{c:>20}" for c in cells)
+              + f" {_cell([e for _, e in values], count=False):>14}")
+    print("cells: median / mean of |predicted - measured| / measured of busbw (number of points)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Performance models: collectives (and, later, the training step)."""

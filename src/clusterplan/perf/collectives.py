@@ -1,0 +1,218 @@
+"""Collective communication: nccl-tests' bus-bandwidth factors and an NCCL-like time model.
+
+The factor table is shared with the benchmark (nccl-tests semantics,
+docs/collectives.md): algbw = S / t with GB = 1e9 B, busbw = algbw x factor,
+S the full buffer as nccl-tests counts it.
+
+The model prices every (algorithm, protocol) that NCCL could use for a size
+and keeps the fastest, as NCCL's tuner does:
+
+    time = latency(algorithm, protocol, ranks, nodes) + S x factor / busbw   (ring, direct)
+    time = latency(...) + S / algbw                                           (tree, NVLS)
+
+Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
+bandwidths come from the cluster's links with calibrated efficiencies
+(catalog fields ``intra_efficiency``, ``nvls_efficiency`` and the fabric's
+``efficiency``). Everything is vectorised over message sizes with numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from clusterplan.schema import FROZEN
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "direct")
+PROTOCOLS = ("LL", "LL128", "Simple")
+
+
+def bus_factor(op: str, num_ranks: int) -> float:
+    """nccl-tests' busbw / algbw factor for ``op`` on ``num_ranks`` ranks."""
+    n = num_ranks
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "alltoall"):
+        return (n - 1) / n
+    if op in ("broadcast", "reduce", "sendrecv"):
+        return 1.0
+    raise ValueError(f"unknown collective {op!r}; expected one of {', '.join(OPS)}")
+
+
+# NCCL tuning constants, microseconds, per protocol (LL, LL128, Simple).
+BASE_LATENCY_US = {"ring": (6.6, 14.0, 8.4), "tree": (6.8, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0),
+                   "nvls_tree": (0.0, 0.0, 0.0), "direct": (6.6, 14.0, 8.4)}
+NVLINK_LATENCY_US = {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 4.0), "nvls": (0.0, 0.0, 25.0),
+                     "nvls_tree": (0.0, 0.0, 25.0), "direct": (0.6, 1.9, 3.4)}
+PCI_LATENCY_US = {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 4.0), "direct": (1.0, 2.5, 5.7)}
+NET_LATENCY_US = {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 14.0), "nvls": (0.0, 0.0, 18.0),
+                  "nvls_tree": (0.0, 0.0, 20.9), "direct": (2.7, 4.0, 14.0)}
+# Share of link bandwidth each protocol carries: LL sends 8-byte flag+data words (half),
+# LL128 120 of every 128 bytes (NCCL caps it at 0.92), Simple all of it.
+PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
+# NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB.
+TREE_CORRECTION = {
+    "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9),
+    "LL": (1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1),
+    "LL128": (1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1),
+}
+RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
+NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
+
+
+@dataclass(**FROZEN)
+class System:
+    """What the collective model needs to know of a cluster, in SI units."""
+
+    gpus_per_node: int
+    intra_node: str                 # "nvswitch", "mesh" or "pcie"
+    intra_bw_Bps: float             # per GPU per direction: NVLink total, or PCIe
+    intra_efficiency: float
+    nvls: bool
+    nvls_efficiency: float
+    nics_per_node: int
+    link_rate_Bps: float            # per NIC
+    net_efficiency: float
+    net_latency_s: float            # added to NCCL's network latency per step
+    hop_latency_s: float
+    nodes_per_leaf: int             # nodes whose NICs share a leaf (per rail when rail-optimised)
+    tiers: int
+    bisection_fraction: float       # cross-leaf bandwidth share (1 / oversubscription)
+
+    @property
+    def node_net_bw_Bps(self) -> float:
+        return self.nics_per_node * self.link_rate_Bps
+
+
+def system_from_design(design) -> System:
+    """The collective view of a planned cluster (``clusterplan.design.Design``)."""
+    gpu, fabric, topology = design.parts.gpu, design.parts.fabric, design.topology
+    intra = gpu.nvlink_bw_Bps if gpu.intra_node != "pcie" else gpu.pcie_bw_Bps
+    rail = topology.kind == "rail-optimized"
+    per_leaf = topology.endpoints_per_leaf if rail else topology.endpoints_per_leaf // design.nics_per_node
+    return System(gpus_per_node=design.gpus_per_node, intra_node=gpu.intra_node, intra_bw_Bps=intra,
+                  intra_efficiency=gpu.intra_efficiency, nvls=gpu.nvls, nvls_efficiency=gpu.nvls_efficiency,
+                  nics_per_node=design.nics_per_node, link_rate_Bps=fabric.link_rate_Bps,
+                  net_efficiency=fabric.efficiency, net_latency_s=fabric.latency_s,
+                  hop_latency_s=fabric.hop_latency_s, nodes_per_leaf=max(1, per_leaf), tiers=topology.tiers,
+                  bisection_fraction=topology.bisection_fraction)
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """Predicted time and bandwidths per size, with the algorithm and protocol chosen."""
+
+    op: str
+    num_ranks: int
+    num_nodes: int
+    size_bytes: object   # numpy arrays, one entry per size
+    time_s: object
+    algbw_GBps: object
+    busbw_GBps: object
+    algorithm: tuple[str, ...]
+    protocol: tuple[str, ...]
+
+
+def placement(system: System, num_ranks: int) -> tuple[int, int]:
+    """(nodes, ranks per node) for ``num_ranks`` GPUs packed onto whole nodes."""
+    if num_ranks <= system.gpus_per_node:
+        return 1, num_ranks
+    if num_ranks % system.gpus_per_node:
+        raise ValueError(f"{num_ranks} GPUs do not fill whole nodes of {system.gpus_per_node}")
+    return num_ranks // system.gpus_per_node, system.gpus_per_node
+
+
+def predict(op: str, size_bytes, system: System, num_ranks: int) -> Prediction:
+    """Fastest NCCL-like (algorithm, protocol) time for each size of ``op`` on ``num_ranks`` GPUs."""
+    import numpy as np
+
+    sizes = np.asarray(size_bytes, dtype=float)
+    factor = bus_factor(op, num_ranks)
+    nodes, local = placement(system, num_ranks)
+    if num_ranks == 1:
+        zero = np.zeros_like(sizes)
+        return Prediction(op=op, num_ranks=1, num_nodes=1, size_bytes=sizes, time_s=zero, algbw_GBps=zero,
+                          busbw_GBps=zero, algorithm=("none",) * sizes.size, protocol=("none",) * sizes.size)
+    candidates = _candidates(op, system, num_ranks, nodes, local)
+    times = np.empty((len(candidates), sizes.size))
+    for row, (algorithm, protocol, latency_s, bandwidth_Bps, per_factor) in enumerate(candidates):
+        bandwidth = bandwidth_Bps
+        if algorithm in ("tree", "nvls_tree"):
+            bandwidth = bandwidth_Bps * _tree_correction(protocol, sizes)
+        times[row] = latency_s + sizes * per_factor / bandwidth
+    best = times.argmin(axis=0)
+    time_s = times[best, np.arange(sizes.size)]
+    algbw = np.divide(sizes, time_s, out=np.zeros_like(sizes), where=time_s > 0) / 1e9
+    return Prediction(op=op, num_ranks=num_ranks, num_nodes=nodes, size_bytes=sizes, time_s=time_s,
+                      algbw_GBps=algbw, busbw_GBps=algbw * factor,
+                      algorithm=tuple(candidates[i][0] for i in best),
+                      protocol=tuple(candidates[i][1] for i in best))
+
+
+def _tree_correction(protocol: str, sizes):
+    import numpy as np
+
+    table = np.asarray(TREE_CORRECTION[protocol])
+    index = np.clip(np.floor(np.log2(np.maximum(sizes, 64) / 64)).astype(int), 0, len(table) - 1)
+    return table[index]
+
+
+def _candidates(op: str, system: System, n: int, nodes: int, local: int):
+    """(algorithm, protocol, latency_s, bandwidth_Bps, bytes per S) for every usable pair."""
+    intra_ring = system.intra_bw_Bps * system.intra_efficiency          # ring busbw inside a node
+    peer = intra_ring / (system.gpus_per_node - 1) if system.intra_node == "mesh" else intra_ring
+    spans_leaves = nodes > system.nodes_per_leaf
+    hops = 2 * system.tiers - 1 if spans_leaves else 1
+    cross = system.bisection_fraction if spans_leaves else 1.0
+    node_net = system.node_net_bw_Bps * local / system.gpus_per_node * system.net_efficiency * cross
+    extra_net_us = (system.net_latency_s + (hops - 1) * system.hop_latency_s) * 1e6
+    intra_table = PCI_LATENCY_US if system.intra_node == "pcie" else NVLINK_LATENCY_US
+    factor = bus_factor(op, n)
+    out = []
+
+    def latency(algorithm: str, p: int) -> float:
+        base = BASE_LATENCY_US[algorithm][p]
+        intra = intra_table.get(algorithm, NVLINK_LATENCY_US[algorithm])[p]
+        inter = NET_LATENCY_US[algorithm][p] + extra_net_us * (2 if p == 2 else 1)
+        if nodes > 1:
+            intra = max(intra, NET_OVERHEAD_US * (3 if p == 2 else 1))
+        if algorithm == "ring":
+            steps = 2 * (n - 1) if op == "all_reduce" else n - 1
+            inter_steps = (2 if op == "all_reduce" else 1) * (nodes - 1)
+            us = base + (steps - inter_steps) * intra + inter_steps * inter
+            if nodes > 1 and p == 2 and op == "all_reduce":
+                us *= RING_PLATEAU
+        elif algorithm == "tree":
+            us = base + 2 * ((local - 1) * intra + math.log2(nodes) * inter)
+        elif algorithm == "nvls":
+            us = intra
+        elif algorithm == "nvls_tree":
+            us = intra + 2 * math.log2(nodes) * inter
+        else:  # direct: all peers at once
+            us = base + (inter if nodes > 1 else intra)
+        return us * 1e-6
+
+    def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2)) -> None:
+        for p in protocols:
+            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * PROTOCOL_BANDWIDTH[p],
+                        per_factor))
+
+    if op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
+        ring = intra_ring if nodes == 1 else min(intra_ring, node_net)
+        add("ring", ring, factor)
+    if op == "all_reduce" and nodes > 1:
+        # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
+        net_algbw = node_net / (1 if nodes == 2 else 2)
+        add("tree", min(peer, net_algbw), 1.0)
+        if system.nvls:
+            add("nvls_tree", min(system.intra_bw_Bps * system.nvls_efficiency, net_algbw), 1.0, (2,))
+    if op == "all_reduce" and nodes == 1 and system.nvls and local > 2:
+        add("nvls", system.intra_bw_Bps * system.nvls_efficiency, 1.0, (2,))
+    if op == "alltoall":
+        inside = (local - 1) / n / intra_ring if local > 1 else 0.0
+        outside = (n - local) / n / (node_net / local) if nodes > 1 else 0.0
+        add("direct", 1.0 / max(inside, outside), 1.0)
+    if op == "sendrecv":
+        add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
+    return out
