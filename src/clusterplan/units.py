@@ -100,3 +100,23 @@ def format_si(value: float, symbol: str) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.4g} {prefix}{symbol}"
     return f"{value:.4g} {symbol}"
+
+
+_BINARY_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """A message size as nccl-tests reads it: binary K/M/G/T suffixes ("128M" = 128 x 2**20 bytes)."""
+    match = _BINARY_SIZE.match(str(text))
+    if not match:
+        raise UnitError(f"cannot read {text!r} as a size (e.g. 8, 64K, 128M, 8G)")
+    number, suffix = match.groups()
+    return int(float(number) * 1024 ** "_KMGT".index(suffix.upper() or "_"))
+
+
+def format_size(size_bytes: float) -> str:
+    """"8", "64K", "128M", "8G": the binary form nccl-tests users read."""
+    for suffix, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if size_bytes >= scale and size_bytes % scale == 0:
+            return f"{int(size_bytes // scale)}{suffix}"
+    return f"{int(size_bytes)}"

@@ -216,3 +216,30 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int):
     if op == "sendrecv":
         add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
     return out
+
+
+DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4}
+PER_RANK_COUNT = ("all_gather", "reduce_scatter", "alltoall")  # nccl-tests prints these counts per rank
+
+
+def size_sweep(min_bytes: int, max_bytes: int, *, factor: float = 2.0, increment: int = 0) -> list[int]:
+    """Sizes from ``min_bytes`` to ``max_bytes``, times ``factor`` (or plus ``increment``), as nccl-tests -b/-e/-f/-i."""
+    if min_bytes <= 0 or max_bytes < min_bytes:
+        raise ValueError(f"sizes must satisfy 0 < min ({min_bytes}) <= max ({max_bytes})")
+    if increment <= 0 and factor <= 1:
+        raise ValueError(f"the step factor must be > 1, got {factor:g}")
+    sizes, size = [], float(min_bytes)
+    while size <= max_bytes:
+        sizes.append(int(size))
+        size = size + increment if increment > 0 else size * factor
+    return sizes
+
+
+def element_count(op: str, size_bytes: int, dtype: str, num_ranks: int) -> tuple[int, int]:
+    """(size rounded as nccl-tests does, printed element count) for one row."""
+    width = DTYPE_BYTES[dtype]
+    if op in PER_RANK_COUNT:
+        count = size_bytes // (width * num_ranks)
+        return count * width * num_ranks, count
+    count = size_bytes // width
+    return count * width, count

@@ -99,3 +99,40 @@ def catalog_document(entries: list[tuple[str, Any]]) -> dict[str, Any]:
     """(family, entry) pairs as a JSON-ready document."""
     return {"schema": CATALOG_SCHEMA, "version": __version__,
             "entries": [{"family": family, **as_table(entry)} for family, entry in entries]}
+
+
+COLLECTIVES_SCHEMA = "clusterplan.collectives/1"
+
+
+def collectives_document(*, spec: Any, design: Any, prediction: Any, dtype: str, counts: list[int],
+                         measured: dict[int, dict] | None = None, measured_source: str = "") -> dict[str, Any]:
+    """Predicted rows (and measured ones matched by size) as a JSON-ready document."""
+    from clusterplan.perf.collectives import bus_factor
+
+    rows = []
+    for i, size in enumerate(prediction.size_bytes):
+        row = {"size_bytes": int(size), "count": counts[i], "dtype": dtype,
+               "time_s": float(prediction.time_s[i]), "algbw_GBps": float(prediction.algbw_GBps[i]),
+               "busbw_GBps": float(prediction.busbw_GBps[i]), "algorithm": prediction.algorithm[i],
+               "protocol": prediction.protocol[i]}
+        if measured and int(size) in measured:
+            m = measured[int(size)]
+            row["measured"] = m
+            row["error"] = (row["busbw_GBps"] - m["busbw_GBps"]) / m["busbw_GBps"] if m["busbw_GBps"] else None
+        rows.append(row)
+    errors = [abs(r["error"]) for r in rows if r.get("error") is not None]
+    op = prediction.op
+    reduces = op in ("all_reduce", "reduce_scatter", "reduce")
+    return {
+        "schema": COLLECTIVES_SCHEMA, "version": __version__, "op": op, "dtype": dtype,
+        "redop": "sum" if reduces else "none", "root": 0 if op in ("broadcast", "reduce") else -1,
+        "bus_factor": bus_factor(op, prediction.num_ranks),
+        "group": {"num_gpus": prediction.num_ranks, "num_nodes": prediction.num_nodes,
+                  "gpus_per_node": min(prediction.num_ranks, design.gpus_per_node), "gpu": design.parts.gpu.id,
+                  "fabric": design.parts.fabric.id, "topology": design.topology.kind},
+        "rows": rows,
+        "avg_busbw_GBps": sum(r["busbw_GBps"] for r in rows) / len(rows) if rows else 0.0,
+        "measured": None if not measured else {"source": measured_source, "rows": len(errors),
+                                               "mean_abs_error": sum(errors) / len(errors) if errors else 0.0},
+        "scenario": as_table(spec),
+    }

@@ -1,0 +1,102 @@
+"""``clusterplan collectives``: what nccl-tests would measure on the planned cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+
+
+def add_parser(commands) -> None:
+    from clusterplan.perf.collectives import DTYPE_BYTES, OPS
+
+    parser = commands.add_parser("collectives", help="predict nccl-tests results on the designed cluster",
+                                 description="Predicted collective time, algbw and busbw per message size.")
+    add_scenario_options(parser)
+    parser.add_argument("--op", default="all_reduce", choices=OPS, help="collective (default all_reduce)")
+    parser.add_argument("-b", "--minbytes", default="8", help="smallest size, binary K/M/G (default 8)")
+    parser.add_argument("-e", "--maxbytes", default="16G", help="largest size (default 16G)")
+    step = parser.add_mutually_exclusive_group()
+    step.add_argument("-f", "--stepfactor", type=float, default=2.0, help="size multiplier (default 2)")
+    step.add_argument("-i", "--stepbytes", default="0", help="size increment instead of a factor")
+    parser.add_argument("--gpus", type=int, help="GPUs in the group (default: the whole cluster)")
+    parser.add_argument("--dtype", default="float", choices=sorted(DTYPE_BYTES), help="element type")
+    parser.add_argument("--measured", metavar="FILE", help="nccl-tests log or clusterplan.bench/1 JSON to compare")
+    add_output_options(parser, ("table", "json"))
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.catalog import load_catalog
+    from clusterplan.design import design
+    from clusterplan.errors import ConfigError
+    from clusterplan.perf.collectives import element_count, predict, size_sweep, system_from_design
+    from clusterplan.report.export import collectives_document
+    from clusterplan.spec import load_scenario
+    from clusterplan.units import UnitError, parse_size
+
+    scenario = load_scenario(args.scenario, args.overrides)
+    spec = scenario.spec
+    try:
+        built = design(spec, load_catalog().with_prices(spec.prices))
+    except ConfigError as error:
+        raise scenario.locate(error) from None
+    try:
+        low, high, increment = parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
+        sizes = size_sweep(low, high, factor=args.stepfactor, increment=increment)
+    except (UnitError, ValueError) as error:
+        raise ConfigError(str(error), key="-b/-e/-f/-i") from None
+    hbm = built.parts.gpu.hbm_bytes
+    if high > hbm:
+        raise ConfigError(f"{args.maxbytes} does not fit the {hbm / 2**30:.0f} GiB of one {built.parts.gpu.id}",
+                          key="-e")
+    if len(sizes) > 10_000:
+        raise ConfigError(f"{len(sizes)} sizes; use a larger -f or -i", key="-f/-i")
+    gpus = args.gpus or built.num_gpus
+    system = system_from_design(built)
+    if not 1 <= gpus <= built.num_gpus:
+        raise ConfigError(f"must be between 1 and the cluster's {built.num_gpus} GPUs, got {gpus}", key="--gpus")
+    if gpus > built.gpus_per_node and gpus % built.gpus_per_node:
+        raise ConfigError(f"{gpus} GPUs do not fill whole nodes of {built.gpus_per_node}", key="--gpus")
+    rounded = [element_count(args.op, size, args.dtype, gpus) for size in sizes]
+    rows = [(size, count) for size, count in rounded if size > 0]
+    if not rows:
+        raise ConfigError(f"every size is below one {args.dtype} per rank", key="-b")
+    prediction = predict(args.op, [size for size, _ in rows], system, gpus)
+    measured = _measured(args.measured, args.op) if args.measured else None
+    document = collectives_document(spec=spec, design=built, prediction=prediction, dtype=args.dtype,
+                                    counts=[count for _, count in rows], measured=measured,
+                                    measured_source=args.measured or "")
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    else:
+        from clusterplan.report.nccl import render_collectives
+
+        emit(lambda stream: render_collectives(document, stream), args.output)
+    return 0
+
+
+def _measured(path: str, op: str) -> dict[int, dict]:
+    """Out-of-place measurements by size from an nccl-tests log or a clusterplan.bench/1 JSON file."""
+    import json
+
+    from clusterplan.bench.nccltests import parse_nccl_tests
+    from clusterplan.errors import ConfigError
+
+    try:
+        text = open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read measurements: {getattr(error, 'strerror', None) or error}",
+                          source=path) from None
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+            rows = doc["rows"]
+            return {int(r["size_bytes"]): r["out_of_place"] for r in rows}
+        except (ValueError, KeyError, TypeError) as error:
+            raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
+    log = parse_nccl_tests(text, source=path, op=op)
+    if log.op and log.op != op:
+        raise ConfigError(f"the log is a {log.op} run, not {op}; pass --op {log.op}", source=path)
+    return {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
+                             "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}
