@@ -51,7 +51,8 @@ NET_LATENCY_US = {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 14.0), "nvls": (0
 # Share of link bandwidth each protocol carries: LL sends 8-byte flag+data words (half),
 # LL128 120 of every 128 bytes (NCCL caps it at 0.92), Simple all of it.
 PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
-# NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB.
+# NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB
+# (NCCL steps between buckets; the model interpolates, see _tree_correction).
 TREE_CORRECTION = {
     "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9),
     "LL": (1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1),
@@ -151,11 +152,12 @@ def predict(op: str, size_bytes, system: System, num_ranks: int) -> Prediction:
 
 
 def _tree_correction(protocol: str, sizes):
+    """NCCL's per-size tree factor, interpolated in log2(size) so that time still grows with size."""
     import numpy as np
 
-    table = np.asarray(TREE_CORRECTION[protocol])
-    index = np.clip(np.floor(np.log2(np.maximum(sizes, 64) / 64)).astype(int), 0, len(table) - 1)
-    return table[index]
+    table = np.asarray(TREE_CORRECTION[protocol], dtype=float)
+    position = np.log2(np.maximum(sizes, 64) / 64)
+    return np.interp(position, np.arange(len(table)), table)
 
 
 def _candidates(op: str, system: System, n: int, nodes: int, local: int):

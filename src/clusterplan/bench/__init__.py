@@ -1,0 +1,1 @@
+"""Benchmarks on real clusters: nccl-tests-compatible collectives and readers of their logs."""
