@@ -108,6 +108,7 @@ def collectives_document(*, spec: Any, design: Any, prediction: Any, dtype: str,
                          measured: dict[int, dict] | None = None, measured_source: str = "") -> dict[str, Any]:
     """Predicted rows (and measured ones matched by size) as a JSON-ready document."""
     from clusterplan.perf.collectives import bus_factor
+    from clusterplan.perf.stragglers import straggler_slowdown
 
     rows = []
     for i, size in enumerate(prediction.size_bytes):
@@ -129,7 +130,9 @@ def collectives_document(*, spec: Any, design: Any, prediction: Any, dtype: str,
         "bus_factor": bus_factor(op, prediction.num_ranks),
         "group": {"num_gpus": prediction.num_ranks, "num_nodes": prediction.num_nodes,
                   "gpus_per_node": min(prediction.num_ranks, design.gpus_per_node), "gpu": design.parts.gpu.id,
-                  "fabric": design.parts.fabric.id, "topology": design.topology.kind},
+                  "fabric": design.parts.fabric.id, "topology": design.topology.kind,
+                  "jitter_cv": design.parts.fabric.jitter_cv,
+                  "straggler_slowdown": straggler_slowdown(prediction.num_ranks, design.parts.fabric.jitter_cv)},
         "rows": rows,
         "avg_busbw_GBps": sum(r["busbw_GBps"] for r in rows) / len(rows) if rows else 0.0,
         "measured": None if not measured else {"source": measured_source, "rows": len(errors),

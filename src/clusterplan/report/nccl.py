@@ -31,6 +31,8 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
                      else f" {'-':>10} {'-':>7} {'-':>7}")
         write(line + "\n")
     write(f"# Avg bus bandwidth    : {doc['avg_busbw_GBps']:.3f} (predicted)\n")
+    write(f"# Stragglers: a synchronous step of {group['num_gpus']} ranks waits "
+          f"{group['straggler_slowdown']:.1%} longer on average (per-rank jitter cv {group['jitter_cv']:.0%})\n")
     if measured:
         write(f"# Measured rows: {doc['measured']['rows']} matched from {doc['measured']['source']}; "
               f"mean |error| of busbw {doc['measured']['mean_abs_error']:.1%}\n")

@@ -1,0 +1,74 @@
+"""`clusterplan collectives`: nccl-tests-style predictions, JSON and bad input."""
+
+import json
+
+import pytest
+
+from clusterplan.cli.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_is_nccl_tests_shaped(capsys):
+    """Comment header, one row per size with the nccl-tests columns, algorithm and protocol, avg footer."""
+    code, out, err = run(capsys, "collectives", "-b", "1K", "-e", "1M", "-f", "4", "--gpus", "16")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    rows = [line.split() for line in lines if line and not line.startswith("#")]
+    assert [int(r[0]) for r in rows] == [1024, 4096, 16384, 65536, 262144, 1048576]
+    assert all(len(r) == 10 and r[2] == "float" and r[3] == "sum" for r in rows)
+    assert any(line.startswith("# Avg bus bandwidth") for line in lines)
+    assert "16 x h100-sxm (2 nodes x 8)" in lines[0]
+
+
+def test_json_rows_and_group(capsys):
+    """JSON: schema, group, rows with busbw = algbw x 2(n-1)/n."""
+    code, out, _ = run(capsys, "collectives", "--format", "json", "-b", "8", "-e", "1G", "-f", "8", "--gpus", "8",
+                       "--dtype", "bfloat16")
+    doc = json.loads(out)
+    assert code == 0 and doc["schema"] == "clusterplan.collectives/1"
+    assert doc["group"]["num_gpus"] == 8 and doc["group"]["num_nodes"] == 1
+    for row in doc["rows"]:
+        assert set(row) >= {"size_bytes", "count", "dtype", "time_s", "algbw_GBps", "busbw_GBps",
+                            "algorithm", "protocol"}
+        assert row["dtype"] == "bfloat16" and row["count"] == row["size_bytes"] // 2
+        assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * 1.75)
+
+
+def test_all_gather_counts_per_rank_and_sub_groups(capsys):
+    """all_gather prints per-rank counts; --gpus 128 spans the cluster's 16 nodes."""
+    code, out, _ = run(capsys, "collectives", "--op", "all_gather", "--format", "json", "-b", "1M", "-e", "1M",
+                       "--gpus", "128")
+    doc = json.loads(out)
+    assert doc["rows"][0]["count"] == 2**20 // 4 // 128 and doc["group"]["num_nodes"] == 16
+
+
+def test_scenario_changes_the_prediction(capsys):
+    """A 2:1 fabric lowers the 128-GPU large all_gather busbw."""
+    def busbw(*extra):
+        code, out, _ = run(capsys, "collectives", "--op", "all_gather", "--format", "json", "-b", "1G", "-e", "1G",
+                           "--set", "network.tiers=0", *extra)
+        return json.loads(out)["rows"][0]["busbw_GBps"]
+    assert busbw("--set", "network.oversubscription=2", "--set", "cluster.num_nodes=64") < \
+        busbw("--set", "cluster.num_nodes=64")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--op", "allreduce"], "invalid choice: 'allreduce'"),
+    (["-b", "0"], "0 < min"),
+    (["-b", "1M", "-e", "1K"], "0 < min"),
+    (["-b", "lots"], "cannot read 'lots' as a size"),
+    (["-e", "200G"], "does not fit the 80 GiB"),
+    (["--gpus", "256"], "--gpus: must be between 1 and the cluster's 128 GPUs"),
+    (["--gpus", "12"], "12 GPUs do not fill whole nodes of 8"),
+    (["-f", "1"], "step factor must be > 1"),
+    (["--set", "network.fabric=ib-hdr"], "unknown fabric id 'ib-hdr'"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, message):
+    """Unknown op, sizes out of range, too many GPUs: one line, exit 2."""
+    code, out, err = run(capsys, "collectives", *argv)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
