@@ -25,7 +25,7 @@ from clusterplan.errors import ConfigError
 
 FROZEN = dict(frozen=True, kw_only=True, slots=True)
 
-US = 1e-6  # the table prints times in microseconds
+US_PER_S = 1e6  # the table prints times in microseconds
 
 
 @dataclass(**FROZEN)
@@ -136,7 +136,7 @@ def parse_nccl_tests(text: str, *, source: str = "<log>", op: str | None = None)
     and the 1-based ``line`` for a log without result rows or with a row that
     cannot be read.
     """
-    raw = text.splitlines()
+    raw = _lines(text)
     lines = [_strip_prefix(line) for line in raw]
     rows = _read_rows(lines, source)
     tests_version = _first(_TESTS_VERSION, raw)
@@ -166,6 +166,14 @@ def rows_as_dicts(log: NcclTestsLog) -> list[dict]:
 
 # --- lines -------------------------------------------------------------------------------
 
+def _lines(text: str) -> list[str]:
+    """Lines as an editor numbers them; of a line redrawn with carriage returns, the last drawing."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines]
+
+
 def _strip_prefix(line: str) -> str:
     """``line`` without leading launcher tags and timestamps ("[1,0]<stdout>:", "0: ", ...)."""
     rest = line
@@ -178,11 +186,16 @@ def _is_header(tokens: list[str]) -> bool:
     return "algbw" in tokens and "busbw" in tokens
 
 
-def _looks_like_row(tokens: list[str]) -> bool:
-    """Two of: a numeric size, a numeric count, a known data type in the third column."""
+def _looks_like_row(tokens: list[str], *, in_table: bool) -> bool:
+    """Inside a table, two of: a numeric size, a numeric count, a known data type third.
+
+    Outside one (before the first header, after a footer) all three, so that
+    stray numbers in a job log are not taken for rows, but rows are not lost.
+    """
     if len(tokens) < 3:
         return False
-    return (tokens[0][0].isdigit()) + (tokens[1][0].isdigit()) + (tokens[2] in _DTYPES) >= 2
+    signs = (tokens[0][0].isdigit()) + (tokens[1][0].isdigit()) + (tokens[2] in _DTYPES)
+    return signs >= (2 if in_table else 3)
 
 
 def _read_rows(lines: list[str], source: str) -> tuple[Row, ...]:
@@ -202,7 +215,7 @@ def _read_rows(lines: list[str], source: str) -> tuple[Row, ...]:
             elif _TABLE_END.search(body):
                 in_table = False
             continue
-        if not in_table or not _looks_like_row(body.split()):
+        if not _looks_like_row(body.split(), in_table=in_table):
             continue
         tokens, index = _gather(lines, index - 1, layout, source)
         try:
@@ -283,13 +296,15 @@ def _header_layout(tokens: list[str], number: int, source: str) -> _Layout:
     trailer = 0
     for name in tokens[position:]:
         role = _COLUMN_ROLES.get(name)
+        if trailer:
+            raise fail(f"column {name!r} after the timestamp column")
         if name == "timestamp":
-            trailer += 2  # printed as "YYYY-MM-DD HH:MM:SS"
+            trailer = 2  # printed as "YYYY-MM-DD HH:MM:SS"
         elif role is None:
             raise fail(f"unrecognised column {name!r}")
         elif role == "time":
             groups.append([role])
-        elif not groups or trailer:
+        elif not groups:
             raise fail(f"column {name!r} before any time column")
         else:
             groups[-1].append(role)
@@ -342,7 +357,7 @@ def _placement(values: dict[str, str]) -> Placement:
             wrong = int(token)
         else:
             error = _float_or_na(token, "#wrong/error")
-    return Placement(time_s=_float(values["time"], "time") * US,
+    return Placement(time_s=_float(values["time"], "time") / US_PER_S,
                      algbw_GBps=_float(values["algbw"], "algbw"),
                      busbw_GBps=_float(values["busbw"], "busbw"), wrong=wrong, error=error)
 
