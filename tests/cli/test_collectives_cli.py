@@ -72,3 +72,42 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     """Unknown op, sizes out of range, too many GPUs: one line, exit 2."""
     code, out, err = run(capsys, "collectives", *argv)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+P4DE_LOG = "tests/unit/bench/data/p4de_all_reduce.log"
+P4DE_LIKE = ["--set", "cluster.gpu=a100-80gb-sxm", "--set", "network.fabric=roce-100g",
+             "--set", "network.nics_per_node=4", "--gpus", "16", "-b", "8", "-e", "2G"]
+
+
+def test_measured_log_sits_beside_the_prediction(capsys):
+    """--measured with an nccl-tests log: every size matched, with the error per row and overall."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parents[2] / P4DE_LOG)
+    code, out, _ = run(capsys, "collectives", "--format", "json", "--measured", log, *P4DE_LIKE)
+    doc = json.loads(out)
+    assert code == 0 and doc["measured"]["rows"] > 20
+    big = next(r for r in doc["rows"] if r["size_bytes"] == 2**31)
+    assert big["measured"]["busbw_GBps"] == pytest.approx(78.33)
+    assert big["error"] == pytest.approx((big["busbw_GBps"] - 78.33) / 78.33)
+    code, out, _ = run(capsys, "collectives", "--measured", log, *P4DE_LIKE)
+    assert "measured" in out and "# Measured rows:" in out
+
+
+def test_measured_bench_json_is_read(capsys, tmp_path):
+    """--measured also takes the benchmark's clusterplan.bench/1 rows."""
+    bench = {"schema": "clusterplan.bench/1", "rows": [
+        {"size_bytes": 1024, "out_of_place": {"time_s": 1e-5, "algbw_GBps": 0.1, "busbw_GBps": 0.2}}]}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(bench))
+    code, out, _ = run(capsys, "collectives", "--format", "json", "-b", "1K", "-e", "1K", "--measured", str(path))
+    assert code == 0 and json.loads(out)["rows"][0]["measured"]["busbw_GBps"] == 0.2
+
+
+def test_malformed_measured_log_names_its_line(capsys, tmp_path):
+    """A broken nccl-tests log is bad input: one line with file:line, exit 2."""
+    path = tmp_path / "run.log"
+    path.write_text("# nccl-tests\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                    "    8    2  float   sum   -1\n")
+    code, out, err = run(capsys, "collectives", "--measured", str(path))
+    assert code == 2 and out == "" and f"{path}:3:" in err and len(err.strip().splitlines()) == 1

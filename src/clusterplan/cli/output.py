@@ -28,11 +28,11 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
 
 def emit(render: Callable[[TextIO], None], output: str | None) -> None:
     """Render fully in memory, then write stdout or replace FILE atomically: nothing half-written."""
-    if output is None:
-        render(sys.stdout)
-        return
     buffer = io.StringIO()
     render(buffer)
+    if output is None:
+        sys.stdout.write(buffer.getvalue())
+        return
     path = Path(output)
     try:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent or ".", delete=False,

@@ -27,7 +27,8 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
                 f"{row['busbw_GBps']:>7.2f} {row['algorithm']:>10} {row['protocol']:>8}")
         if measured:
             m = row.get("measured")
-            line += (f" {m['time_s'] * 1e6:>10.2f} {m['busbw_GBps']:>7.2f} {row['error']:>+7.1%}" if m
+            error = f"{row['error']:>+7.1%}" if row.get("error") is not None else f"{'-':>7}"
+            line += (f" {m['time_s'] * 1e6:>10.2f} {m['busbw_GBps']:>7.2f} {error}" if m
                      else f" {'-':>10} {'-':>7} {'-':>7}")
         write(line + "\n")
     write(f"# Avg bus bandwidth    : {doc['avg_busbw_GBps']:.3f} (predicted)\n")
