@@ -105,3 +105,27 @@ def test_sweeps_and_counts_follow_nccl_tests():
     assert element_count("all_gather", 1000, "half", 8) == (992, 62)
     with pytest.raises(ValueError):
         size_sweep(0, 8)
+
+
+def test_rail_optimized_keeps_same_rail_traffic_under_one_leaf(catalog):
+    """Rail-optimised: a rail leaf holds one NIC of up to 64 nodes (radix 128 at 1:1), a fat-tree leaf 8."""
+    from clusterplan.design import design
+    from clusterplan.spec import load_spec
+
+    rail = system_from_design(design(load_spec(overrides=["network.topology=rail-optimized"]), catalog))
+    plain = system_from_design(design(load_spec(), catalog))
+    assert rail.nodes_per_leaf == 16 and plain.nodes_per_leaf == 8
+    oversubscribed = ["network.oversubscription=2", "network.tiers=0", "cluster.num_nodes=64"]
+    rail2 = system_from_design(design(load_spec(overrides=[*oversubscribed, "network.topology=rail-optimized"]),
+                                      catalog))
+    plain2 = system_from_design(design(load_spec(overrides=oversubscribed), catalog))
+    size = [4 * GiB]
+    assert predict("all_gather", size, rail2, 256).busbw_GBps[0] > predict("all_gather", size, plain2, 256).busbw_GBps[0]
+
+
+def test_pcie_node_by_hand():
+    """8 PCIe GPUs at 64 GB/s: ring busbw 0.8 x 64 GB/s, PCIe latencies (8.4 + 7 x 5.7 us for all_gather)."""
+    pcie = nvswitch_node(intra_node="pcie", intra_bw_Bps=64e9)
+    p = predict("all_gather", [GiB], pcie, 8)
+    assert p.algorithm == ("ring",) and p.protocol == ("Simple",)
+    assert p.time_s[0] == pytest.approx((8.4 + 7 * 5.7) * 1e-6 + GiB * 7 / 8 / (0.8 * 64e9))
