@@ -1,0 +1,5 @@
+"""``clusterplan bench collectives`` (being written)."""
+
+
+def add_parser(group) -> None:
+    pass
