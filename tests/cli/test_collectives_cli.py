@@ -111,3 +111,30 @@ def test_malformed_measured_log_names_its_line(capsys, tmp_path):
                     "    8    2  float   sum   -1\n")
     code, out, err = run(capsys, "collectives", "--measured", str(path))
     assert code == 2 and out == "" and f"{path}:3:" in err and len(err.strip().splitlines()) == 1
+
+
+def test_calibration_makes_the_prediction_match_the_run(capsys, tmp_path):
+    """calibrate a log, then collectives --calibration on the same group: error falls from >20 % to <10 %."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parents[2] / P4DE_LOG)
+    target = tmp_path / "calibration.toml"
+    code, out, _ = run(capsys, "calibrate", log, "-o", str(target))
+    assert code == 0 and "all_reduce on 16 ranks" in out and target.exists()
+
+    def mean_error(*extra):
+        code, out, _ = run(capsys, "collectives", "--format", "json", "--measured", log, *P4DE_LIKE, *extra)
+        assert code == 0
+        return json.loads(out)["measured"]["mean_abs_error"]
+    before, after = mean_error(), mean_error("--calibration", str(target))
+    assert before > 0.2 and after < 0.1 and after < before
+
+
+def test_calibration_for_another_group_falls_back_to_the_model(capsys, tmp_path):
+    """A calibration without this (op, ranks) says so on stderr and predicts with the model."""
+    from pathlib import Path
+
+    target = tmp_path / "c.toml"
+    run(capsys, "calibrate", str(Path(__file__).parents[2] / P4DE_LOG), "-o", str(target))
+    code, out, err = run(capsys, "collectives", "--calibration", str(target), "--gpus", "8", "-b", "1M", "-e", "1M")
+    assert code == 0 and "no fit for all_reduce on 8 ranks" in err and "calibrated" not in out

@@ -22,6 +22,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--gpus", type=int, help="GPUs in the group (default: the whole cluster)")
     parser.add_argument("--dtype", default="float", choices=sorted(DTYPE_BYTES), help="element type")
     parser.add_argument("--measured", metavar="FILE", help="nccl-tests log or clusterplan.bench/1 JSON to compare")
+    parser.add_argument("--calibration", metavar="FILE", help="calibration TOML from `clusterplan calibrate`")
     add_output_options(parser, ("table", "json"))
     parser.set_defaults(run=run)
 
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         raise ConfigError(f"every size is below one {args.dtype} per rank", key="-b")
     prediction = predict(args.op, [size for size, _ in rows], system, gpus)
+    if args.calibration:
+        prediction = _calibrate(prediction, args.calibration, args.op, gpus)
     measured = _measured(args.measured, args.op) if args.measured else None
     document = collectives_document(spec=spec, design=built, prediction=prediction, dtype=args.dtype,
                                     counts=[count for _, count in rows], measured=measured,
@@ -74,6 +77,20 @@ def run(args: argparse.Namespace) -> int:
 
         emit(lambda stream: render_collectives(document, stream), args.output)
     return 0
+
+
+def _calibrate(prediction, path: str, op: str, gpus: int):
+    """Calibrated times where the file fits this (op, group size); the model elsewhere, said on stderr."""
+    import sys
+
+    from clusterplan.bench.calibrate import calibrated, read_calibration
+    from clusterplan.cli.bench_parse import _read
+
+    fit = read_calibration(_read(path), source=path).find(op, gpus)
+    if fit is None:
+        sys.stderr.write(f"clusterplan: {path} has no fit for {op} on {gpus} ranks; the model is used\n")
+        return prediction
+    return calibrated(prediction, fit)
 
 
 def _measured(path: str, op: str) -> dict[int, dict]:

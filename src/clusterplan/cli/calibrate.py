@@ -1,0 +1,60 @@
+"""``clusterplan calibrate RESULTS... -o calibration.toml``: fit the collective model to measurements."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import emit
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("calibrate", help="fit collective latency and bandwidth to measured results",
+                                 description="Fit latency and bus bandwidth per collective and group size from "
+                                             "clusterplan.bench/1 JSON or nccl-tests logs.")
+    parser.add_argument("results", nargs="+", metavar="RESULTS", help="benchmark JSON files or nccl-tests logs")
+    parser.add_argument("--op", help="collective of logs that do not name their binary")
+    parser.add_argument("--ranks", type=int, help="ranks of logs that do not list them")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the calibration TOML here (default stdout)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from clusterplan.bench.calibrate import calibrate, to_toml
+
+    documents = [_document(path, args.op, args.ranks) for path in args.results]
+    calibration = calibrate(documents)
+    emit(lambda stream: stream.write(to_toml(calibration)), args.output)
+    report = sys.stdout if args.output else sys.stderr
+    for fit in calibration.fits:
+        regimes = "; ".join(f">= {r.min_size_bytes} B: {r.latency_s * 1e6:.1f} us + {r.busbw_Bps / 1e9:.1f} GB/s"
+                            for r in fit.regimes)
+        report.write(f"{fit.op} on {fit.num_ranks} ranks, {fit.points} rows: {regimes}; fit error median "
+                     f"{fit.median_error:.1%}, max {fit.max_error:.1%}\n")
+    return 0
+
+
+def _document(path: str, op: str | None, ranks: int | None) -> dict:
+    """A clusterplan.bench/1 document from a JSON file or an nccl-tests log."""
+    import json
+
+    from clusterplan.bench.nccltests import parse_nccl_tests
+    from clusterplan.cli.bench_parse import _read
+    from clusterplan.errors import ConfigError
+    from clusterplan.report.export import log_document
+
+    text = _read(path)
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except ValueError as error:
+            raise ConfigError(f"malformed JSON: {error}", source=path) from None
+        if doc.get("schema") != "clusterplan.bench/1":
+            raise ConfigError(f"expected schema clusterplan.bench/1, got {doc.get('schema')!r}", source=path)
+    else:
+        doc = log_document(parse_nccl_tests(text, source=path, op=op), source=path)
+    doc["source"] = path
+    doc["op"] = doc.get("op") or op
+    doc["world_size"] = doc.get("world_size") or ranks
+    return doc
