@@ -301,8 +301,8 @@ def run_benchmark(config: BenchConfig, launch: Launch, *,
     rows = rows_for(config, launch.world_size)
     host = socket.gethostname()
     tracker = _Tracker(progress)
-    tracker.enter(f"the rendezvous of {launch.world_size} ranks"
-                  + (f" at {launch.master_addr}:{launch.master_port}" if launch.world_size > 1 else ""))
+    tracker.enter(f"the rendezvous of {launch.world_size} ranks at {launch.master_addr}:{launch.master_port} "
+                  f"(were all {launch.world_size} started?)" if launch.world_size > 1 else "the start-up")
     timeout = datetime.timedelta(seconds=config.timeout_s)
     try:
         if launch.world_size == 1:
@@ -316,7 +316,11 @@ def run_benchmark(config: BenchConfig, launch: Launch, *,
         group = Group(rank=launch.rank, world_size=launch.world_size, backend=backend, device=device)
         measured, notes = measure(config, group, rows, tracker=tracker)
     except (RuntimeError, OSError) as error:   # torch's DistError, gloo's and the store's errors
+        _leave(dist)
         raise PeerFailure(rank=launch.rank, host=host, during=tracker.during, detail=_first_line(error)) from None
+    except BaseException:   # Ctrl-C (exit 130), a buffer too large for memory (exit 2), ...
+        _leave(dist)
+        raise
     dist.destroy_process_group()
     return BenchRun(config=config, backend=backend, ranks=ranks, rows=measured, notes=notes,
                     versions=_versions(backend))
@@ -376,6 +380,15 @@ def measure(config: BenchConfig, group: Group, rows: list[tuple[int, int]], *, t
         result.append(Row(size_bytes=size, count=count, out_of_place=measured[0],
                           in_place=measured[1] if len(measured) > 1 else None))
     return tuple(result), tuple(notes)
+
+
+def _leave(dist) -> None:
+    """Destroy the process group after a failure: left to the interpreter's exit, gloo's threads abort it."""
+    if dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except (RuntimeError, OSError):
+            pass   # the peers are gone or stopping too
 
 
 def _device_id(device) -> dict:
@@ -550,6 +563,7 @@ def _first_line(error: BaseException) -> str:
     """The first meaningful line of a torch error, without gloo's ``[file.cc:123]`` prefix."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
     line = re.sub(r"^\[[^\]]*\.(?:cc|cpp|h|hpp):\d+\]\s*", "", lines[0])
+    line = line.split(". This is typically", 1)[0]   # gloo's generic advice after the fact
     return line if len(line) <= 200 else line[:197] + "..."
 
 

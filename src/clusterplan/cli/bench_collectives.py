@@ -45,17 +45,25 @@ def run(args: argparse.Namespace) -> int:
     from clusterplan.errors import ConfigError
 
     launch = discover(os.environ, master_addr=args.master_addr, master_port=args.master_port)
+    # torch's C++ warnings (socket polls, store retries) would bury the one-line failure message
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
     try:
         config = _config(args, launch.world_size)
     except ConfigError:
         if launch.rank != 0:
             return 2  # every rank sees the same options: rank 0 says what is wrong
         raise
+    progress = _progress(args, launch.rank)
     try:
-        result = run_benchmark(config, launch, progress=_progress(args, launch.rank))
+        result = run_benchmark(config, launch, progress=progress)
     except PeerFailure as failure:
+        _clear(progress)
         sys.stderr.write(f"clusterplan: error: {failure}\n")
         return 1
+    except BaseException:  # Ctrl-C (main exits 130) and the rest: no progress line left behind
+        _clear(progress)
+        raise
+    _clear(progress)
     if launch.rank != 0:
         return 1 if result.wrong else 0
     document = bench_run_document(result)
@@ -114,7 +122,11 @@ def _progress(args: argparse.Namespace, rank: int):
         share = f" [{done + 1}/{total}]" if total else ""
         sys.stderr.write(f"\r\x1b[2K{during}{share}"[:200])
         sys.stderr.flush()
-        if during.startswith("the combination"):
-            sys.stderr.write("\r\x1b[2K")
 
     return show
+
+
+def _clear(progress) -> None:
+    if progress:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()

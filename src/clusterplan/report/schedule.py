@@ -1,0 +1,139 @@
+"""The schedule result as one JSON-ready document (schema ``clusterplan.schedule/1``) and its terminal view."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from clusterplan import __version__
+
+SCHEDULE_SCHEMA = "clusterplan.schedule/1"
+SUMMARY_FIELDS = ("policy", "num_jobs", "utilization", "mean_wait_s", "median_wait_s", "p95_wait_s",
+                  "mean_bounded_slowdown", "makespan_s")
+
+
+def schedule_document(*, trace, cluster, outcomes, offered_load: float, scenario: dict | None = None,
+                      bounded_slowdown_bound_s: float = 10.0) -> dict[str, Any]:
+    """One envelope; a single-policy run also carries that policy's summary fields at the top level."""
+    recorded = trace.recorded_wait_s
+    known = recorded[~(recorded != recorded)]
+    results = [{**asdict(o.metrics), "timeline": asdict(o.timeline), "users": [asdict(u) for u in o.users]}
+               for o in outcomes]
+    for result in results:
+        result["timeline"]["utilization"] = list(result["timeline"]["utilization"])
+        result["timeline"]["queue_length"] = list(result["timeline"]["queue_length"])
+    document: dict[str, Any] = {
+        "schema": SCHEDULE_SCHEMA, "version": __version__,
+        "trace": {"name": trace.name, "format": trace.format, "num_jobs": trace.num_jobs,
+                  "dropped": dict(trace.dropped), "num_bad_lines_skipped": trace.num_bad_lines,
+                  "num_truncated_at_request": trace.num_truncated, "num_exact_estimates": trace.exact_estimates,
+                  "offered_load": offered_load,
+                  "recorded_mean_wait_s": float(known.mean()) if known.size == trace.num_jobs and known.size
+                  else None},
+        "cluster": {"num_nodes": cluster.num_nodes, "gpus_per_node": cluster.gpus_per_node,
+                    "num_gpus": cluster.num_gpus, "nodes_per_leaf": cluster.nodes_per_leaf,
+                    "topology_aware": cluster.topology_aware},
+        "bounded_slowdown_bound_s": bounded_slowdown_bound_s,
+        "policies": [o.metrics.policy for o in outcomes],
+    }
+    if len(results) == 1:
+        document.update({key: results[0][key] for key in SUMMARY_FIELDS})
+    document["results"] = results
+    if scenario is not None:
+        document["scenario"] = scenario
+    return document
+
+
+def format_duration(seconds: float | None) -> str:
+    """Seconds in the unit a reader takes in at a glance: 8.08 s, 12.5 min, 5.6 h, 27.6 d."""
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    for limit, unit, scale in ((120, "s", 1), (7200, "min", 60), (172800, "h", 3600)):
+        if abs(seconds) < limit:
+            return f"{seconds / scale:.3g} {unit}"
+    days = seconds / 86400
+    return f"{days:.3g} d" if days < 1000 else f"{days:,.0f} d"
+
+
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], top: float) -> str:
+    """One block character per value, scaled to ``top`` (blank where it is 0)."""
+    if top <= 0:
+        return " " * len(values)
+    return "".join(SPARK[min(8, max(0, round(8 * v / top)))] for v in values)
+
+
+def _console(stream: TextIO):
+    from rich.console import Console
+
+    return Console(file=stream, width=None if stream.isatty() else 110, highlight=False)
+
+
+def _table(title: str, *columns: str, right: tuple[int, ...] = ()):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="right" if index in right else "left")
+    return table
+
+
+def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
+    from rich.markup import escape
+
+    console = _console(stream)
+    trace, cluster = doc["trace"], doc["cluster"]
+    leaf = f", {cluster['nodes_per_leaf']} nodes per leaf switch" if cluster["nodes_per_leaf"] else ""
+    leaf += " (topology-aware placement)" if cluster["topology_aware"] else ""
+    console.print(f"[bold]clusterplan schedule[/bold]: {escape(trace['name'])}, {trace['num_jobs']:,} jobs "
+                  f"({trace['format']}), offered load {trace['offered_load']:.2f}")
+    console.print(f"Cluster: {cluster['num_nodes']} nodes x {cluster['gpus_per_node']} GPUs = "
+                  f"{cluster['num_gpus']} GPUs{leaf}")
+    notes = [f"{count:,} {reason}" for reason, count in trace["dropped"].items()]
+    if trace["num_bad_lines_skipped"]:
+        notes.append(f"{trace['num_bad_lines_skipped']:,} bad lines skipped")
+    if trace["num_truncated_at_request"]:
+        notes.append(f"{trace['num_truncated_at_request']:,} cut at their requested time")
+    if trace["num_exact_estimates"]:
+        notes.append(f"{trace['num_exact_estimates']:,} without a request (estimate = run time)")
+    if notes:
+        console.print("Jobs: " + "; ".join(notes))
+    table = _table("Policies", "Policy", "Utilization", "Mean wait", "Median wait", "P95 wait", "Mean bsld",
+                   "Makespan", "Backfilled", "GPU-hours", right=tuple(range(1, 9)))
+    for result in doc["results"]:
+        table.add_row(result["policy"], f"{result['utilization']:.1%}", format_duration(result["mean_wait_s"]),
+                      format_duration(result["median_wait_s"]), format_duration(result["p95_wait_s"]),
+                      f"{result['mean_bounded_slowdown']:,.2f}", format_duration(result["makespan_s"]),
+                      f"{result['num_backfilled']:,}", f"{result['delivered_gpu_hours']:,.0f}")
+    console.print(table)
+    if trace["recorded_mean_wait_s"] is not None:
+        console.print(f"The trace's own scheduler: mean wait {format_duration(trace['recorded_mean_wait_s'])}")
+    console.print(f"bsld = bounded slowdown, max(1, (wait + run) / max(run, {doc['bounded_slowdown_bound_s']:g} s))")
+    bins = len(doc["results"][0]["timeline"]["utilization"]) if doc["results"] else 0
+    timeline = _table(f"Over time ({bins} equal bins of each makespan)", "Policy", "Utilization (0-100%)",
+                      "Queue length", "Max queue", right=(3,))
+    for result in doc["results"]:
+        line = result["timeline"]
+        timeline.add_row(result["policy"], sparkline(line["utilization"], 1.0),
+                         sparkline(line["queue_length"], max(line["queue_length"], default=0)),
+                         f"{result['max_queue_length']:,}")
+    console.print(timeline)
+    if len(doc["results"]) == 1 and doc["results"][0]["users"]:
+        _users(console, doc["results"][0]["users"])
+
+
+def _users(console, users: list[dict], top: int = 10) -> None:
+    from rich.markup import escape
+
+    table = _table(f"Fair-share outcome: top {min(top, len(users))} of {len(users)} users by GPU-hours", "User",
+                   "Jobs", "GPU-hours", "Share", "Mean wait", "Mean bsld", right=(1, 2, 3, 4, 5))
+    for user in users[:top]:
+        table.add_row(escape(user["user"]), f"{user['num_jobs']:,}", f"{user['gpu_hours']:,.0f}",
+                      f"{user['share_of_gpu_hours']:.1%}", format_duration(user["mean_wait_s"]),
+                      f"{user['mean_bounded_slowdown']:,.2f}")
+    console.print(table)
