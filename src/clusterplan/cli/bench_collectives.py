@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from clusterplan.cli.output import add_sweep_options, sweep_bytes
+
 
 def add_parser(group) -> None:
     from clusterplan.bench.collectives import AVERAGE_MODES, BACKENDS, BENCH_DTYPES
@@ -15,11 +17,7 @@ def add_parser(group) -> None:
         description="Time one collective over a sweep of sizes on every rank of the job and print the nccl-tests "
                     "table (rank 0 only). Ranks come from torchrun, srun or mpirun; see docs/bench.md.")
     parser.add_argument("--op", default="all_reduce", choices=OPS, help="collective (default all_reduce)")
-    parser.add_argument("-b", "--minbytes", default="32M", help="smallest size, binary K/M/G (default 32M)")
-    parser.add_argument("-e", "--maxbytes", default="32M", help="largest size (default 32M)")
-    step = parser.add_mutually_exclusive_group()
-    step.add_argument("-f", "--stepfactor", type=float, default=2.0, help="size multiplier (default 2)")
-    step.add_argument("-i", "--stepbytes", default="0", help="size increment instead of a factor")
+    add_sweep_options(parser, default_min="32M", default_max="32M")
     parser.add_argument("-n", "--iters", type=int, default=20, help="timed calls per size and placement (default 20)")
     parser.add_argument("-w", "--warmup_iters", type=int, default=5, help="warm-up calls per size (default 5)")
     parser.add_argument("-c", "--check", type=int, default=1, help="check results in an untimed pass: 1 or 0")
@@ -79,12 +77,7 @@ def _config(args: argparse.Namespace, world_size: int):
 
     from clusterplan.bench.collectives import BenchConfig, rows_for
     from clusterplan.errors import ConfigError
-    from clusterplan.units import UnitError, parse_size
-
-    try:
-        low, high, increment = parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
-    except UnitError as error:
-        raise ConfigError(str(error), key="-b/-e/-i") from None
+    low, high, increment = sweep_bytes(args)
     if args.check not in (0, 1):
         raise ConfigError(f"must be 0 or 1, got {args.check}", key="-c")
     if args.out and not Path(args.out).resolve().parent.is_dir():

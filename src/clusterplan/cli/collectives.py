@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.cli.output import (add_output_options, add_scenario_options, add_sweep_options, emit, sweep_bytes,
+                                    write_json)
 
 
 def add_parser(commands) -> None:
@@ -14,11 +15,7 @@ def add_parser(commands) -> None:
                                  description="Predicted collective time, algbw and busbw per message size.")
     add_scenario_options(parser)
     parser.add_argument("--op", default="all_reduce", choices=OPS, help="collective (default all_reduce)")
-    parser.add_argument("-b", "--minbytes", default="8", help="smallest size, binary K/M/G (default 8)")
-    parser.add_argument("-e", "--maxbytes", default="16G", help="largest size (default 16G)")
-    step = parser.add_mutually_exclusive_group()
-    step.add_argument("-f", "--stepfactor", type=float, default=2.0, help="size multiplier (default 2)")
-    step.add_argument("-i", "--stepbytes", default="0", help="size increment instead of a factor")
+    add_sweep_options(parser, default_min="8", default_max="16G")
     parser.add_argument("--gpus", type=int, help="GPUs in the group (default: the whole cluster)")
     parser.add_argument("--dtype", default="float", choices=sorted(DTYPE_BYTES), help="element type")
     parser.add_argument("--measured", metavar="FILE", help="nccl-tests log or clusterplan.bench/1 JSON to compare")
@@ -34,7 +31,6 @@ def run(args: argparse.Namespace) -> int:
     from clusterplan.perf.collectives import element_count, predict, size_sweep, system_from_design
     from clusterplan.report.export import collectives_document
     from clusterplan.spec import load_scenario
-    from clusterplan.units import UnitError, parse_size
 
     scenario = load_scenario(args.scenario, args.overrides)
     spec = scenario.spec
@@ -42,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
         built = design(spec, load_catalog().with_prices(spec.prices))
     except ConfigError as error:
         raise scenario.locate(error) from None
+    low, high, increment = sweep_bytes(args)
     try:
-        low, high, increment = parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
         sizes = size_sweep(low, high, factor=args.stepfactor, increment=increment)
-    except (UnitError, ValueError) as error:
+    except ValueError as error:
         raise ConfigError(str(error), key="-b/-e/-f/-i") from None
     hbm = built.parts.gpu.hbm_bytes
     if high > hbm:

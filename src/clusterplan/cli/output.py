@@ -26,6 +26,26 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
                         help="override a scenario key (repeatable)")
 
 
+def add_sweep_options(parser: argparse.ArgumentParser, *, default_min: str, default_max: str) -> None:
+    """nccl-tests' size sweep: -b, -e, and -f or -i (binary K/M/G suffixes)."""
+    parser.add_argument("-b", "--minbytes", default=default_min,
+                        help=f"smallest size, binary K/M/G (default {default_min})")
+    parser.add_argument("-e", "--maxbytes", default=default_max, help=f"largest size (default {default_max})")
+    step = parser.add_mutually_exclusive_group()
+    step.add_argument("-f", "--stepfactor", type=float, default=2.0, help="size multiplier (default 2)")
+    step.add_argument("-i", "--stepbytes", default="0", help="size increment instead of a factor")
+
+
+def sweep_bytes(args: argparse.Namespace) -> tuple[int, int, int]:
+    """(min, max, increment) in bytes from the sweep options; a ConfigError naming them if unreadable."""
+    from clusterplan.units import UnitError, parse_size
+
+    try:
+        return parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
+    except UnitError as error:
+        raise ConfigError(str(error), key="-b/-e/-i") from None
+
+
 def emit(render: Callable[[TextIO], None], output: str | None) -> None:
     """Render fully in memory, then write stdout or replace FILE atomically: nothing half-written."""
     buffer = io.StringIO()
