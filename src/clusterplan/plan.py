@@ -59,6 +59,19 @@ def plan(spec: Spec, catalog: Catalog | None = None) -> Plan:
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings)
 
 
+def with_trace_utilization(spec: Spec, trace, catalog: Catalog | None = None) -> Spec:
+    """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
+    from dataclasses import replace
+
+    from clusterplan.sched.replay import achieved_utilization, cluster_for
+
+    cluster = cluster_for(spec, catalog=catalog)
+    achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
+    if achieved <= 0:
+        raise ConfigError("the trace keeps no GPU busy on this cluster", key="finance.utilization_from_trace")
+    return replace(spec, finance=replace(spec.finance, utilization=min(achieved, 1.0)))
+
+
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:
     if offer.term_years:
         raise ConfigError(f"{offer.id} is {offer.pricing}; bursting needs an on-demand or spot offer",

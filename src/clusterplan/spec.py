@@ -113,9 +113,13 @@ class Finance:
     maintenance_fraction_per_year: float
     discount_rate: float
     software_usd_per_gpu_year: float = unit("USD")
+    utilization_from_trace: str = ""   # a job trace whose replay sets the utilization ("" = use utilization)
+    utilization_policy: str = "easy"   # the scheduling policy of that replay
 
     def __post_init__(self) -> None:
         check(1 <= self.years <= 30, "years", f"must be between 1 and 30, got {self.years}")
+        check(self.utilization_policy in ("fifo", "easy", "conservative", "fairshare"), "utilization_policy",
+              f"must be fifo, easy, conservative or fairshare, got {self.utilization_policy!r}")
         check(0 < self.utilization <= 1, "utilization", f"must be in (0, 1], got {self.utilization}")
         _non_negative(self.maintenance_fraction_per_year, "maintenance_fraction_per_year")
         check(0 <= self.discount_rate < 1, "discount_rate", f"must be in [0, 1), got {self.discount_rate}")

@@ -162,3 +162,22 @@ def test_parts_that_do_not_fit_are_bad_input(capsys, override, message):
     argv = ["plan", "--set", override] + (["--set", "cluster.num_nodes=32"] if "tiers" in override else [])
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and message in err
+
+
+def test_utilization_from_a_trace(capsys, tmp_path):
+    """finance.utilization_from_trace replays the trace on the cluster and prices at what it achieves.
+
+    Two back-to-back 64-GPU jobs of 1000 s on the 128-GPU reference fill half the GPUs for the span.
+    """
+    trace = tmp_path / "two.swf"
+    trace.write_text("; two jobs\n"
+                     "1 0 0 1000 64 -1 -1 64 1000 -1 1 1 1 -1 1 1 -1 -1\n"
+                     "2 1000 0 1000 64 -1 -1 64 1000 -1 1 1 1 -1 1 1 -1 -1\n")
+    code, out, err = run(capsys, "plan", "--format", "json", "--set", f"finance.utilization_from_trace={trace}")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["scenario"]["finance"]["utilization"] == pytest.approx(0.5, abs=0.01)
+    base = json.loads(run(capsys, "plan", "--format", "json")[1])["cost"]["cost_per_gpu_hour_usd"]
+    assert doc["cost"]["cost_per_gpu_hour_usd"] == pytest.approx(base * 0.8 / doc["scenario"]["finance"]["utilization"])
+    code, _, err = run(capsys, "plan", "--set", f"finance.utilization_from_trace={tmp_path / 'none.swf'}")
+    assert code == 2 and "cannot read trace" in err

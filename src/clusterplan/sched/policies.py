@@ -27,10 +27,12 @@ started ahead of a job that precedes them in its order).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
 from collections import deque
+from itertools import islice
 from typing import Protocol
 
 import numpy as np
@@ -168,6 +170,11 @@ class Easy:
 
     def _refresh(self) -> None:
         machine = self.machine
+        if machine.num_nodes == 1:  # one node (or a folded pool): plain numbers; place() needs no array
+            self.capacity = free = int(machine.free[0])
+            self.capacity_long = min(free, int(self.spare[0]))
+            self.usable = self.spare
+            return
         self.capacity = machine.capacity()
         self.usable = np.minimum(machine.free, self.spare)
         self.capacity_long = Machine.capacity_of(self.usable, machine.size)
@@ -178,10 +185,9 @@ class Easy:
         capacity, capacity_long = self.capacity, self.capacity_long
         shadow = self.shadow
         taken: list[int] = []
-        for index in range(begin, len(queue)):
-            if capacity <= 0:
-                break
-            job = queue[index]
+        if capacity <= 0:
+            return queue
+        for index, job in enumerate(islice(queue, begin, None), begin):
             need = demand[job]
             if need > capacity:
                 continue
@@ -196,6 +202,8 @@ class Easy:
             self.backfilled.add(job)
             self._refresh()
             capacity, capacity_long = self.capacity, self.capacity_long
+            if capacity <= 0:
+                break
         for index in reversed(taken):
             del queue[index]
         return queue
@@ -254,15 +262,28 @@ class Conservative:
         self.profile.advance(now)
         if self.compress:
             self.compress = False
-            for job in self.queue:
-                start, nodes, per_node = self.plan[job]
-                if start > now:
-                    end = start + self.jobs.estimate[job]
-                    self.profile.add(start, end, nodes, per_node)
-                    self._book(job, now, until=end)
-                    assert self.plan[job][0] <= start, "compression never delays a reservation"
-            self.profile.compact()
+            self._compress(now)
         return self._start_due(now)
+
+    def _compress(self, now: float) -> None:
+        """Move each queued reservation, in order, to its earliest slot (never later than it was)."""
+        profile, plan, demand, estimate = self.profile, self.plan, self.jobs.demand, self.jobs.estimate
+        times, reach = profile.reach()
+        for job in self.queue:
+            start, nodes, per_node = plan[job]
+            if start <= now:
+                continue
+            step = bisect.bisect_left(times, start) - 1   # the last step that begins before the reservation
+            if step < 0 or reach[step] < demand[job]:
+                continue                                  # fits nowhere earlier, even for an instant
+            end = start + estimate[job]
+            profile.add(start, end, nodes, per_node)
+            self._book(job, now, until=end)
+            moved, placed, _ = plan[job]
+            assert moved <= start, "compression never delays a reservation"
+            if moved < start or not np.array_equal(placed, nodes):
+                times, reach = profile.reach()
+        profile.compact()
 
     def wakeup(self) -> float:
         return self.starts[0][0] if self.starts else math.inf

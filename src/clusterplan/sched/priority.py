@@ -14,7 +14,8 @@ priority = W_age * age + W_size * size + W_fairshare * F + W_partition * P + W_q
   (names as the trace has them; SWF numbers as strings), 0 where not given.
 
 Priorities are recomputed at the first scheduling event (a submission or a completion)
-at or after each ``calc_period_s`` boundary (PriorityCalcPeriod, 5 min). SLURM recomputes on
+at or after each ``calc_period_s`` boundary (PriorityCalcPeriod, 5 min) while two or more jobs
+wait (else when the second one arrives). SLURM recomputes on
 a timer; between events that can only matter when a reordered job could start at the tick,
 and leaving those ticks out keeps long quiet stretches free of work. A new job gets its
 priority at submission from the factors of the last recalculation. Ties go to the earlier
@@ -147,10 +148,13 @@ class FairShare(Easy):
         self.submit_array = trace.submit_s
         self.keys: list[tuple[float, int]] = []   # (-priority, job), parallel to the queue
         self.next_calc = math.inf
+        self.stale = False   # a recalculation was due while fewer than two jobs waited
 
     def enqueue(self, job: int, now: float) -> None:
         self._sync()
         config = self.config
+        if self.stale and self.queue:
+            self._recalculate(now)
         priority = self.static[job] + config.weight_fairshare * self.factor[self.user_of[job]]
         key = (-float(priority), job)
         index = bisect.bisect(self.keys, key)
@@ -169,12 +173,16 @@ class FairShare(Easy):
         self._sync()
         if now < self.next_calc:
             return
-        config = self.config
-        if not self.queue:
-            self.next_calc = math.inf
+        period = self.config.calc_period_s
+        self.next_calc = (math.floor(now / period) + 1) * period if self.queue else math.inf
+        if len(self.queue) < 2:   # nothing to order: recalculate when a second job comes
+            self.stale = True
             return
-        period = config.calc_period_s
-        self.next_calc = (math.floor(now / period) + 1) * period
+        self._recalculate(now)
+
+    def _recalculate(self, now: float) -> None:
+        config = self.config
+        self.stale = False
         self.factor = self._fairshare_factor(now)
         queued = np.fromiter(self.queue, dtype=np.int64, count=len(self.queue))
         age = np.minimum(1.0, (now - self.submit_array[queued]) / config.max_age_s)

@@ -32,6 +32,14 @@ class Profile:
             first = int(np.searchsorted(times, now, side="right")) - 1
             self.times, self.free = times[first:], self.free[first:]
 
+    def reach(self) -> tuple[list[float], list[int]]:
+        """Step start times and, for each step, the largest demand that fits in some step up to it:
+        a job that fits in no step before its reservation cannot move earlier (a cheap test)."""
+        free, size = self.free, self.size
+        whole = np.count_nonzero(free == size, axis=1)
+        capacity = np.where(whole > 0, whole * size, free.max(axis=1))
+        return self.times.tolist(), np.maximum.accumulate(capacity).tolist()
+
     def compact(self) -> None:
         """Merge steps equal to the one before (left behind where reservations were given back)."""
         free = self.free
