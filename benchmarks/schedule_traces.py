@@ -52,7 +52,7 @@ ANCHORS = {
 }
 
 
-def table(name: str, trace, cluster: Cluster, where: str) -> None:
+def table(name: str, trace, cluster: Cluster, where: str, own: bool) -> None:
     trace = trace.limited_to(cluster.num_gpus)
     dropped = ", ".join(f"{n:,} {reason}" for reason, n in trace.dropped.items()) or "none"
     print(f"\n{name} on {cluster.num_nodes} x {cluster.gpus_per_node} = {cluster.num_gpus} GPUs ({where}); "
@@ -61,9 +61,9 @@ def table(name: str, trace, cluster: Cluster, where: str) -> None:
           f"{'makespan h':>10}   reference simulator (wait, bsld, util)")
     for outcome in replay(trace, cluster, POLICIES):
         m = outcome.metrics
-        anchor = ANCHORS.get((name, m.policy)) if cluster.num_gpus == (trace.max_gpus or -1) else None
+        anchor = ANCHORS.get((name, m.policy)) if own else None
         note = f"   {anchor[0]:,} / {anchor[1]:,} / {anchor[2]}" if anchor else ""
-        print(f"  {m.policy:13} {m.utilization:6.3f} {m.mean_wait_s:13,.1f} {m.median_wait_s:10,.0f} "
+        print(f"  {m.policy:13} {m.utilization:6.3f} {m.mean_wait_s:13,.2f} {m.median_wait_s:10,.0f} "
               f"{m.p95_wait_s:12,.0f} {m.mean_bounded_slowdown:10,.2f} {m.makespan_s / 3600:10,.1f}{note}")
 
 
@@ -75,6 +75,9 @@ def whatif(num_jobs: int) -> None:
     print(f"\nWhat-if: the reference cluster (16 x 8 H100) under {trace.name}; offered load "
           f"{offered_load(trace, REFERENCE.num_gpus):.3f}")
     print(f"  {'policy':13} {'util':>6} {'mean wait':>12} {'p95 wait':>12} {'mean bsld':>10} {'$/delivered GPU-h':>18}")
+    assumed = load_spec()
+    print(f"  {'(assumed)':13} {assumed.finance.utilization:6.3f} {'':12} {'':12} {'':10} "
+          f"{plan(assumed).costs.cost_per_gpu_hour_usd:18.2f}   the scenario's finance.utilization")
     for outcome in replay(trace, REFERENCE, ("fifo", "easy", "fairshare", "conservative")):
         m = outcome.metrics
         spec = load_spec(overrides=[f"finance.utilization={min(1.0, m.utilization):.4f}"])
@@ -93,8 +96,8 @@ def main() -> None:
         if name in TRACES:
             trace = read_trace(args.traces / name)
             own, where = TRACES[name]
-            table(name, trace, own, where)
-            table(name, trace, REFERENCE, "the reference cluster")
+            table(name, trace, own, where, own=True)
+            table(name, trace, REFERENCE, "the reference cluster", own=False)
         elif name not in NOT_JOB_TRACES:
             print(f"\n{name}: not a known trace, skipped", file=sys.stderr)
     print("\nNot job traces: " + "; ".join(f"{n} ({why})" for n, why in NOT_JOB_TRACES.items() if why))

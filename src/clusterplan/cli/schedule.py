@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from clusterplan.errors import ConfigError
     from clusterplan.report.schedule import render_schedule, schedule_document
     from clusterplan.sched.priority import parse_multifactor
+    from clusterplan.sched.metrics import recorded_mean_wait
     from clusterplan.sched.replay import cluster_for, offered_load, replay
     from clusterplan.schema import as_table
     from clusterplan.spec import load_scenario
@@ -53,17 +55,32 @@ def run(args: argparse.Namespace) -> int:
         cluster = cluster_for(spec, num_gpus=args.gpus, num_nodes=args.nodes, topology_aware=args.topology_aware)
     except ConfigError as error:
         raise (scenario.locate(error) if not error.key.startswith("--") else error) from None
-    trace = _trace(args, cluster.num_gpus)
+    trace = _trace(args, cluster.num_gpus).limited_to(cluster.num_gpus)
     policies = POLICY_NAMES if args.compare else (args.policy,)
-    outcomes = replay(trace, cluster, policies, priority=priority, num_bins=args.bins)
-    document = schedule_document(trace=trace.limited_to(cluster.num_gpus), cluster=cluster, outcomes=outcomes,
-                                 offered_load=offered_load(trace.limited_to(cluster.num_gpus), cluster.num_gpus),
-                                 scenario=as_table(spec))
+    with _progress(args) as on_policy:
+        outcomes = replay(trace, cluster, policies, priority=priority, num_bins=args.bins, on_policy=on_policy)
+    document = schedule_document(trace=trace, cluster=cluster, outcomes=outcomes,
+                                 offered_load=offered_load(trace, cluster.num_gpus),
+                                 recorded_mean_wait_s=recorded_mean_wait(trace), scenario=as_table(spec))
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
         emit(lambda stream: render_schedule(document, stream), args.output)
     return 0
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace):
+    """A spinner on stderr naming the policy being simulated; silent unless both ends are terminals."""
+    import sys
+
+    if args.format == "json" or args.output or not (sys.stdout.isatty() and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("simulating") as status:
+        yield lambda policy: status.update(f"simulating {policy}")
 
 
 def _trace(args: argparse.Namespace, num_gpus: int):

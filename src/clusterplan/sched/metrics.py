@@ -138,6 +138,14 @@ def _binned(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> np.ndar
     return np.divide(np.diff(at_edges), width, out=np.zeros(width.size), where=width > 0)
 
 
+def recorded_mean_wait(trace) -> float | None:
+    """The mean wait the trace's own scheduler gave, where the trace records it for every job."""
+    recorded = trace.recorded_wait_s
+    if not recorded.size or np.isnan(recorded).any():
+        return None
+    return float(recorded.mean())
+
+
 def per_user(schedule: Schedule) -> tuple[UserOutcome, ...]:
     """Each user's jobs, GPU-hours, share of all GPU-hours, mean wait and slowdown; most GPU-hours first."""
     trace = schedule.trace

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
@@ -54,10 +54,12 @@ def _nodes_per_leaf(spec, num_nodes: int, catalog, *, required: bool) -> int:
     return max(1, built.topology.endpoints_per_leaf // spec.network.nics_per_node)
 
 def replay(trace: Trace, cluster: Cluster, policies: Sequence[str], *, priority: Multifactor | None = None,
-           num_bins: int = 24) -> list[Outcome]:
-    """Each policy on the same trace and cluster."""
+           num_bins: int = 24, on_policy: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Each policy on the same trace and cluster; ``on_policy(name)`` is told before each (for progress)."""
     outcomes = []
     for policy in policies:
+        if on_policy is not None:
+            on_policy(policy)
         options = {"priority": priority} if policy == "fairshare" and priority is not None else {}
         schedule = simulate(trace, cluster, policy, **options)
         outcomes.append(Outcome(metrics=summarize(schedule), timeline=timeline(schedule, num_bins),

@@ -116,7 +116,11 @@ openb-pod-0000,12000,16384,1,1000,,LS,Running,0,12537496,0
 openb-pod-0001,6000,12288,1,460,,BE,Succeeded,100,400,160
 openb-pod-0002,6000,12288,2,1000,,LS,Pending,200,,
 """
-TIRESIAS = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,606,vgg19,164,30\n1,8,30,133,vgg11,147,23\n"
+TIRESIAS = """\
+job_id,num_gpu,submit_time,iterations,model_name,duration,interval
+0,1,0,606,vgg19,164,30
+1,8,30,133,vgg11,147,23
+"""
 
 
 def test_helios_csv():
