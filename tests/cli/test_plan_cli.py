@@ -181,3 +181,10 @@ def test_utilization_from_a_trace(capsys, tmp_path):
     assert doc["cost"]["cost_per_gpu_hour_usd"] == pytest.approx(base * 0.8 / doc["scenario"]["finance"]["utilization"])
     code, _, err = run(capsys, "plan", "--set", f"finance.utilization_from_trace={tmp_path / 'none.swf'}")
     assert code == 2 and "cannot read trace" in err
+
+
+def test_a_benchmark_without_torch_says_what_to_install(capsys, monkeypatch):
+    """Without PyTorch, `bench gemm` is one line naming the extra to install, exit 2."""
+    monkeypatch.setitem(sys.modules, "torch", None)
+    code, out, err = run(capsys, "bench", "gemm")
+    assert code == 2 and out == "" and "needs PyTorch" in err and len(err.strip().splitlines()) == 1

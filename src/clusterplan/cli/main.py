@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if args.traceback:
             raise
+        if isinstance(error, ModuleNotFoundError) and error.name == "torch":
+            sys.stderr.write("clusterplan: error: this command needs PyTorch: "
+                             "pip install 'clusterplan[bench]' (or a torch build for your GPUs)\n")
+            return Exit.BAD_INPUT
         sys.stderr.write(f"clusterplan: internal error: {type(error).__name__}: {error} "
                          f"(rerun with --traceback and report it)\n")
         return Exit.FAILURE
