@@ -8,9 +8,10 @@ overrides both: CLI > file > reference. Every key is documented in
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -169,8 +170,16 @@ class Scenario:
     origins: Mapping[str, tuple[str, Any]]
 
     def locate(self, error: ConfigError) -> ConfigError:
-        """``error`` with the file and line (or ``--set``) of its key."""
-        return _locate(error, self.origins)
+        """``error`` with the file and line (or ``--set``) of its key; a command-line option's error as it is."""
+        return error if error.key.startswith("-") else _locate(error, self.origins)
+
+    @contextlib.contextmanager
+    def located(self) -> Iterator[None]:
+        """Re-raise a ``ConfigError`` from the block with the origin of its key."""
+        try:
+            yield
+        except ConfigError as error:
+            raise self.locate(error) from None
 
 
 def load_spec(path: str | Path | None = None, overrides: Sequence[str] = ()) -> Spec:

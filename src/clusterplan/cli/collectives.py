@@ -34,10 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario, args.overrides)
     spec = scenario.spec
-    try:
+    with scenario.located():
         built = design(spec, load_catalog().with_prices(spec.prices))
-    except ConfigError as error:
-        raise scenario.locate(error) from None
     low, high, increment = sweep_bytes(args)
     try:
         sizes = size_sweep(low, high, factor=args.stepfactor, increment=increment)

@@ -16,22 +16,19 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.errors import ConfigError
     from clusterplan.plan import plan
     from clusterplan.report.export import plan_document
     from clusterplan.spec import load_scenario
 
     scenario = load_scenario(args.scenario, args.overrides)
     spec = scenario.spec
-    try:
+    with scenario.located():
         if spec.finance.utilization_from_trace:
             from clusterplan.plan import with_trace_utilization
             from clusterplan.sched.traces import read_trace
 
             spec = with_trace_utilization(spec, read_trace(spec.finance.utilization_from_trace))
         document = plan_document(plan(spec))
-    except ConfigError as error:
-        raise scenario.locate(error) from None
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:

@@ -51,10 +51,8 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.bins <= 1000:
         raise ConfigError(f"must be between 1 and 1000, got {args.bins}", key="--bins")
     priority = parse_multifactor(args.priority) if args.priority else None
-    try:
+    with scenario.located():
         cluster = cluster_for(spec, num_gpus=args.gpus, num_nodes=args.nodes, topology_aware=args.topology_aware)
-    except ConfigError as error:
-        raise (scenario.locate(error) if not error.key.startswith("--") else error) from None
     trace = _trace(args, cluster.num_gpus).limited_to(cluster.num_gpus)
     policies = POLICY_NAMES if args.compare else (args.policy,)
     with _progress(args) as on_policy:
