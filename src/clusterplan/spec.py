@@ -133,9 +133,55 @@ class Cloud:
     burst_offer: str = ""  # "" = no hybrid option
 
 
+RECOMPUTE = ("none", "selective", "full")
+PRECISIONS = ("bf16", "fp8")
+SHARDING = ("full", "hybrid")
+
+
 @dataclass(**FROZEN)
 class Workload:
-    """Reserved for the training-performance model; takes no keys yet."""
+    """A training job for the performance model (docs/training.md); no model = no workload.
+
+    Layout keys left at 0 (or "") are chosen by the layout search; the ones set are held fixed.
+    """
+
+    model: str = ""                  # a preset name (``clusterplan train --list-models``)
+    model_config: str = ""           # or a Hugging Face config.json, relative to the scenario file
+    tokens: float = unit("count", default=0.0)   # token budget for time- and cost-to-train (0 = none)
+    gpus: int = 0                    # GPUs the job uses, whole nodes (0 = the whole cluster)
+    seq_len: int = 0                 # 0 = the model's published context length
+    global_batch: int = 0            # sequences per step (0 = about 4M tokens, rounded to the layout)
+    tp: int = 0
+    pp: int = 0
+    dp: int = 0
+    cp: int = 0
+    mbs: int = 0                     # micro-batch size, sequences
+    virtual_stages: int = 0          # interleaved pipeline stages per GPU (1 = plain 1F1B)
+    recompute: str = ""              # none | selective | full
+    zero: int = -1                   # 0..3 (3 = FSDP full sharding); -1 = search
+    sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
+    sequence_parallel: bool = True   # Megatron sequence parallelism with TP
+    precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
+    sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
+    attention: str = "flash"         # flash (fused, no s^2 memory) or "unfused" (Megatron 2021 kernels)
+
+    def __post_init__(self) -> None:
+        _non_negative(self.tokens, "tokens")
+        for name in ("gpus", "seq_len", "global_batch", "tp", "pp", "dp", "cp", "mbs", "virtual_stages"):
+            _non_negative(getattr(self, name), name)
+        check(not (self.model and self.model_config), "model_config", "give model or model_config, not both")
+        check(self.recompute in ("", *RECOMPUTE), "recompute",
+              f"must be none, selective or full, got {self.recompute!r}")
+        check(-1 <= self.zero <= 3, "zero", f"must be 0, 1, 2 or 3, got {self.zero}")
+        check(self.sharding in SHARDING, "sharding", f"must be 'full' or 'hybrid', got {self.sharding!r}")
+        check(self.precision in PRECISIONS, "precision", f"must be 'bf16' or 'fp8', got {self.precision!r}")
+        check(self.attention in ("flash", "unfused"), "attention",
+              f"must be 'flash' or 'unfused', got {self.attention!r}")
+        check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.model or self.model_config)
 
 
 @dataclass(**FROZEN)

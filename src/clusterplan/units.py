@@ -37,8 +37,10 @@ def _units() -> dict[str, tuple[str, float]]:
 
 UNITS = _units()
 _MONEY_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+_COUNT_SUFFIX = {**_MONEY_SUFFIX, "G": 1e9, "T": 1e12}  # plain counts: "2T" tokens, "300B"
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
 _MONEY = re.compile(r"^\s*\$?\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMB]?)\s*$")
+_COUNT = re.compile(r"^\s*([-+]?(?:\d[\d,_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMBGT]?)\s*$")
 
 
 class UnitError(ValueError):
@@ -61,6 +63,11 @@ def parse(text: str | int | float, unit: str) -> float:
         return float(text)
     if unit == "USD":
         return _parse_money(text)
+    if unit == "count":
+        match = _COUNT.match(text)
+        if not match:
+            raise UnitError(f"cannot read {text!r} as a count (e.g. 2T, 300B, 1.5e12)")
+        return float(match.group(1).replace(",", "").replace("_", "")) * _COUNT_SUFFIX[match.group(2)]
     want, scale = UNITS[unit]
     match = _QUANTITY.match(text)
     if not match:
