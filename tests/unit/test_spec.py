@@ -56,7 +56,7 @@ def test_unit_strings_convert_into_the_key_unit(tmp_path):
     ("[finance]\nutilization = 0\n", "scenario.toml:2: finance.utilization: must be in (0, 1]"),
     ("[cluster\nnum_nodes = 3\n", "scenario.toml:1: malformed TOML"),
     ("[cluster]\nnum_nodes = 3\nnum_nodes = 4\n", "scenario.toml:3: malformed TOML"),
-    ("[workload]\nmodel = \"llama\"\n", "scenario.toml:2: workload.model: unknown key ([workload] takes no keys yet)"),
+    ("[workload]\nmodle = \"llama\"\n", "scenario.toml:2: workload.modle: unknown key (did you mean 'model'?)"),
 ])
 def test_bad_files_name_file_line_and_key(tmp_path, text, where):
     """Every bad value is a ConfigError whose text starts with file:line: key."""
