@@ -33,6 +33,7 @@ class Plan:
     rentals: tuple[Rental, ...]
     hybrid: Hybrid | None
     warnings: tuple[str, ...]
+    training: object = None   # perf.training.Training when the scenario has a [workload]
 
 
 def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
@@ -56,7 +57,13 @@ def plan(spec: Spec, catalog: Catalog | None = None) -> Plan:
         offer = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer")
         burst = _hybrid(spec, catalog, offer)
     warnings = design_checks(spec, built, owned, [r.cost for r in rentals])
-    return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings)
+    job = None
+    if spec.workload.defined:
+        from clusterplan.perf.training import training
+
+        job = training(spec, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals])
+    return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
+                training=job)
 
 
 def with_trace_utilization(spec: Spec, trace, catalog: Catalog | None = None) -> Spec:

@@ -61,6 +61,7 @@ class Gpu(Priced):
     nvls: bool = False                # NVLink SHARP (in-switch reduction) available
     intra_efficiency: float = 0.8     # calibrated: ring busbw / link bandwidth inside a node
     nvls_efficiency: float = 0.0      # calibrated: NVLS all-reduce algbw / link bandwidth
+    gemm_efficiency: float = 0.75     # large BF16 GEMM throughput / peak (docs/training.md)
     default_server: str
     spec_source: str
 
@@ -71,7 +72,7 @@ class Gpu(Priced):
         check(self.intra_node == "pcie" or self.nvlink_bw_Bps > 0, "nvlink_bw_Bps",
               f"must be > 0 for intra_node {self.intra_node!r}")
         check(not self.nvls or self.intra_node == "nvswitch", "nvls", "needs intra_node = 'nvswitch'")
-        for name in ("intra_efficiency", "nvls_efficiency"):
+        for name in ("intra_efficiency", "nvls_efficiency", "gemm_efficiency"):
             check(0 <= getattr(self, name) <= 1, name, f"must be in [0, 1], got {getattr(self, name)}")
 
     @property

@@ -115,22 +115,26 @@ class Prediction:
     protocol: tuple[str, ...]
 
 
-def placement(system: System, num_ranks: int) -> tuple[int, int]:
-    """(nodes, ranks per node) for ``num_ranks`` GPUs packed onto whole nodes."""
-    if num_ranks <= system.gpus_per_node:
-        return 1, num_ranks
-    if num_ranks % system.gpus_per_node:
-        raise ValueError(f"{num_ranks} GPUs do not fill whole nodes of {system.gpus_per_node}")
-    return num_ranks // system.gpus_per_node, system.gpus_per_node
+def placement(system: System, num_ranks: int, ranks_per_node: int | None = None) -> tuple[int, int]:
+    """(nodes, ranks per node) for ``num_ranks`` GPUs, packed onto whole nodes unless ``ranks_per_node`` says.
+
+    A group with fewer ranks per node than the node has GPUs (a data-parallel group
+    strided across nodes, say) runs beside the node's other groups and gets their
+    share of its NICs.
+    """
+    local = min(num_ranks, system.gpus_per_node) if ranks_per_node is None else ranks_per_node
+    if not 1 <= local <= system.gpus_per_node or num_ranks % local:
+        raise ValueError(f"{num_ranks} GPUs do not fill nodes of {system.gpus_per_node} with {local} per node")
+    return num_ranks // local, local
 
 
-def predict(op: str, size_bytes, system: System, num_ranks: int) -> Prediction:
+def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node: int | None = None) -> Prediction:
     """Fastest NCCL-like (algorithm, protocol) time for each size of ``op`` on ``num_ranks`` GPUs."""
     import numpy as np
 
     sizes = np.asarray(size_bytes, dtype=float)
     factor = bus_factor(op, num_ranks)
-    nodes, local = placement(system, num_ranks)
+    nodes, local = placement(system, num_ranks, ranks_per_node)
     if num_ranks == 1:
         zero = np.zeros_like(sizes)
         return Prediction(op=op, num_ranks=1, num_nodes=1, size_bytes=sizes, time_s=zero, algbw_GBps=zero,

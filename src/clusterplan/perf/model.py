@@ -171,7 +171,7 @@ def preset(name: str) -> Transformer:
     key = ALIASES.get(name.lower(), name.lower())
     if key not in PRESETS:
         raise ConfigError(f"unknown model {name!r}{suggest(name, PRESETS)}; known: {', '.join(PRESETS)}",
-                          key="model")
+                          key="workload.model")
     return PRESETS[key]
 
 

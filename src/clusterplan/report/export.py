@@ -13,6 +13,7 @@ from clusterplan.plan import Plan
 from clusterplan.schema import as_table
 
 PLAN_SCHEMA = "clusterplan.plan/1"
+TRAIN_SCHEMA = "clusterplan.train/1"
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
@@ -83,6 +84,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "years": plan.hybrid.years,
         },
         "warnings": list(plan.warnings),
+        "training": None if plan.training is None else training_section(plan.training),
     }
 
 
@@ -93,6 +95,45 @@ def _line(line: Any) -> dict[str, Any]:
 
 
 CATALOG_SCHEMA = "clusterplan.catalog/1"
+
+
+def training_section(job: Any) -> dict[str, Any]:
+    """The prediction of a workload (``perf.training.Training``): best layout first, then the others."""
+    best = job.best
+    model = job.model
+    out: dict[str, Any] = {
+        "model": {"name": model.name, "params": model.params, "layers": model.layers, "hidden": model.hidden,
+                  "heads": model.heads, "kv_heads": model.query_groups, "ffn_hidden": model.ffn_hidden,
+                  "vocab": model.vocab, "seq_len": job.options.seq_len,
+                  "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
+        "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
+                          "no recomputation) / (GPUs x dense BF16 peak)",
+        "num_gpus": job.num_gpus, "global_batch": job.options.global_batch, "precision": job.options.precision,
+        "feasible": best is not None, "num_evaluated": job.search.num_evaluated,
+        "rejected": dict(job.search.rejected),
+    }
+    if best is not None:
+        out.update(_layout_fields(best, job.options.global_batch))
+        if job.tokens:
+            out["tokens"] = job.tokens
+            out["time_to_train_s"] = job.time_to_train_s
+            out["cost_to_train_usd"] = job.costs_usd["own"]
+            out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+    out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
+    return out
+
+
+def _layout_fields(row: dict, global_batch: int) -> dict[str, Any]:
+    return {"layout": {**row["layout"], "global_batch": global_batch}, "step_time_s": row["step_time_s"],
+            "step_breakdown_s": row["breakdown"], "tokens_per_s": row["tokens_per_s"],
+            "tokens_per_s_per_gpu": row["tokens_per_s_per_gpu"], "tflops_per_gpu": row["tflops_per_gpu"],
+            "hardware_tflops_per_gpu": row["hardware_tflops_per_gpu"], "mfu": row["mfu"],
+            "memory_bytes_per_gpu": row["memory"], "feasible": row["fits"]}
+
+
+def train_document(plan: Plan) -> dict[str, Any]:
+    return {"schema": TRAIN_SCHEMA, "version": __version__, "scenario": as_table(plan.spec),
+            **training_section(plan.training)}
 
 
 def catalog_document(entries: list[tuple[str, Any]]) -> dict[str, Any]:

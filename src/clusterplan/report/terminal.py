@@ -63,6 +63,13 @@ def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
     for row in rows:
         summary.add_row(*row)
     console.print(summary)
+    if doc.get("training"):
+        from clusterplan.report.training import training_rows
+
+        workload = _table("Workload", "", "", right=(1,), header=False)
+        for row in training_rows(doc["training"]):
+            workload.add_row(*row)
+        console.print(workload)
 
     switches = ", ".join(f"{count} {tier}" for tier, count in fabric["switches"].items())
     links = ", ".join(f"{count} {tier}" for tier, count in fabric["links"].items())

@@ -1,0 +1,62 @@
+"""``clusterplan train``: step time, memory, MFU, time- and cost-to-train, and the best layout."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+
+# Command-line flag -> [workload] key; a flag given holds that key fixed, the rest are searched.
+FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "dp": int, "cp": int, "mbs": int,
+         "global_batch": int, "seq_len": int, "virtual_stages": int, "recompute": str, "zero": int,
+         "precision": str, "tokens": str}
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("train", help="predict LLM training speed, memory and cost; search layouts",
+                                 description="Training step time, MFU, memory per GPU and time/cost to train "
+                                             "for the scenario's [workload], on the planned cluster.")
+    add_scenario_options(parser)
+    for flag, kind in FLAGS.items():
+        parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind,
+                            choices={"recompute": ("none", "selective", "full"), "precision": ("bf16", "fp8"),
+                                     "zero": (0, 1, 2, 3)}.get(flag))
+    parser.add_argument("--search", action="store_true", help="show the top layouts and what was rejected")
+    parser.add_argument("--top", type=int, default=10, help="layouts to show with --search (default 10)")
+    add_output_options(parser, ("table", "json"))
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.errors import ConfigError, InfeasiblePlan
+    from clusterplan.plan import plan
+    from clusterplan.report.export import train_document
+    from clusterplan.spec import load_scenario
+
+    overrides = list(args.overrides)
+    for flag, kind in FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            overrides.append(f"workload.{flag}={value}" if kind is int else f'workload.{flag}="{value}"')
+    if args.top < 1:
+        raise ConfigError(f"must be >= 1, got {args.top}", key="--top")
+    scenario = load_scenario(args.scenario, overrides)
+    if not scenario.spec.workload.defined:
+        raise ConfigError("no model: give --model NAME, --model-config FILE or a [workload] model",
+                          key="--model")
+    with scenario.located():
+        result = plan(scenario.spec)
+    document = train_document(result)
+    document["layouts"] = document["layouts"][:args.top]
+    if not args.search:
+        document["layouts"] = document["layouts"][:1]
+    if not document["feasible"]:
+        reasons = "; ".join(f"{r} ({n})" for r, n in sorted(document["rejected"].items(), key=lambda kv: -kv[1]))
+        raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: {reasons}")
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    else:
+        from clusterplan.report.training import render_training
+
+        emit(lambda stream: render_training(document, stream), args.output)
+    return 0

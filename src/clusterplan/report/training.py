@@ -1,0 +1,77 @@
+"""Terminal rendering of a training prediction (a ``clusterplan.train/1`` document or its plan section)."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from clusterplan.report.terminal import _console, _table
+from clusterplan.units import format_usd
+
+
+def _duration(seconds: float) -> str:
+    days = seconds / 86400
+    return f"{days:.1f} days" if days >= 1 else f"{seconds / 3600:.1f} h"
+
+
+def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Headline lines: layout, step time, throughput, MFU, memory, time- and cost-to-train."""
+    if not doc["feasible"]:
+        return [("Training", f"{doc['model']['name']}: no layout fits ({_reasons(doc)})")]
+    lay = doc["layout"]
+    memory = doc["memory_bytes_per_gpu"]
+    rows = [
+        ("Model", f"{doc['model']['name']} ({doc['model']['params'] / 1e9:.1f}B parameters, "
+                  f"sequence {doc['model']['seq_len']}), {doc['num_gpus']} GPUs, {doc['precision']}"),
+        ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}, micro-batch {lay['mbs']}, "
+                   f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
+                   f"ZeRO {lay['zero']}"),
+        ("Step time", f"{doc['step_time_s']:.3f} s"),
+        ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"),
+        ("Model TFLOP/s per GPU, MFU", f"{doc['tflops_per_gpu']:.0f}, {doc['mfu']:.1%} "
+                                       f"(hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"),
+        ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
+    ]
+    if "time_to_train_s" in doc:
+        rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens", _duration(doc["time_to_train_s"])))
+        rows.append(("Cost to train (own cluster)", format_usd(doc["cost_to_train_usd"])))
+        cloud = doc["cloud_cost_to_train_usd"]
+        if cloud:
+            offer = min(cloud, key=cloud.get)
+            rows.append((f"Cost to train (cheapest cloud: {offer})", format_usd(cloud[offer])))
+    return rows
+
+
+def _reasons(doc: dict[str, Any]) -> str:
+    rejected = doc["rejected"]
+    return "; ".join(f"{reason}: {count}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1]))
+
+
+def render_training(doc: dict[str, Any], stream: TextIO) -> None:
+    console = _console(stream)
+    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']} GPUs")
+    summary = _table("Prediction", "", "", right=(1,), header=False)
+    for row in training_rows(doc):
+        summary.add_row(*row)
+    console.print(summary)
+    if not doc["feasible"]:
+        return
+    breakdown = _table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
+    total = doc["step_time_s"]
+    for part, seconds in doc["step_breakdown_s"].items():
+        if seconds > 0:
+            breakdown.add_row(part, f"{seconds:.3f}", f"{seconds / total:.1%}")
+    console.print(breakdown)
+    memory = _table("Memory per GPU", "Part", "GiB", right=(1,))
+    for part, size in doc["memory_bytes_per_gpu"].items():
+        memory.add_row(part, f"{size / 2**30:.2f}")
+    console.print(memory)
+    if len(doc["layouts"]) > 1:
+        top = _table(f"Top layouts of {doc['num_evaluated']:,} evaluated", "tp", "pp", "dp", "cp", "mbs", "v",
+                     "recompute", "ZeRO", "step s", "MFU", "GiB", right=tuple(range(11)))
+        for row in doc["layouts"]:
+            lay = row["layout"]
+            top.add_row(*(str(lay[k]) for k in ("tp", "pp", "dp", "cp", "mbs", "vpp", "recompute", "zero")),
+                        f"{row['step_time_s']:.3f}", f"{row['mfu']:.1%}",
+                        f"{row['memory_bytes_per_gpu']['total'] / 2**30:.1f}")
+        console.print(top)
+        console.print(f"Rejected: {_reasons(doc)}")

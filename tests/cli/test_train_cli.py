@@ -1,0 +1,82 @@
+"""`clusterplan train` and the [workload] in `clusterplan plan`: JSON contract, search, bad input."""
+
+import json
+
+import pytest
+
+from clusterplan.cli.main import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_has_the_contract_fields(capsys):
+    code, out, err = run(capsys, "train", "--model", "llama2-13b", "--tokens", "2T", "--tp", "2",
+                         "--format", "json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["schema"] == "clusterplan.train/1"
+    assert set(doc["layout"]) >= {"tp", "pp", "dp", "cp", "mbs", "global_batch", "recompute", "zero"}
+    assert doc["layout"]["tp"] == 2
+    lay = doc["layout"]
+    assert lay["tp"] * lay["pp"] * lay["dp"] * lay["cp"] == 128
+    assert sum(doc["step_breakdown_s"].values()) == pytest.approx(doc["step_time_s"], rel=1e-9)
+    assert doc["tokens_per_s"] == pytest.approx(doc["tokens_per_s_per_gpu"] * 128)
+    assert 0.2 < doc["mfu"] < 0.8 and doc["feasible"] is True
+    assert doc["memory_bytes_per_gpu"]["total"] < 80 * 2**30
+    assert doc["time_to_train_s"] == pytest.approx(2e12 / doc["tokens_per_s"])
+    assert doc["cost_to_train_usd"] > 0 and doc["cloud_cost_to_train_usd"]
+
+
+def test_search_lists_layouts_best_first(capsys):
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--search", "--top", "4", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and len(doc["layouts"]) == 4 and doc["num_evaluated"] > 100
+    steps = [row["step_time_s"] for row in doc["layouts"]]
+    assert steps == sorted(steps) and doc["layouts"][0]["step_time_s"] == doc["step_time_s"]
+
+
+def test_plan_with_a_workload_prints_time_and_cost_to_train(capsys):
+    code, out, _ = run(capsys, "plan", "--set", "workload.model=llama2-13b", "--set", "workload.tokens=2T")
+    assert code == 0
+    assert "Time to train 2,000B tokens" in out and "Cost to train (own cluster)" in out
+
+
+def test_roce_costs_more_per_trained_model_than_infiniband(capsys):
+    costs = {}
+    for fabric in ("ib-ndr200", "roce-200g"):
+        code, out, _ = run(capsys, "train", "--model", "llama2-70b", "--tokens", "1T", "--format", "json",
+                           "--set", f"network.fabric={fabric}")
+        assert code == 0
+        costs[fabric] = json.loads(out)["time_to_train_s"]
+    assert costs["roce-200g"] >= costs["ib-ndr200"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "gpt-5"], "workload.model: unknown model 'gpt-5'"),
+    (["--model", "llama2-13b", "--tp", "3"], "workload.tp: 3 does not divide the 128 GPUs"),
+    (["--model", "llama2-13b", "--gpus", "12"], "12 GPUs are not whole nodes of 8"),
+    (["--model", "llama2-13b", "--tp", "8", "--pp", "4", "--dp", "8"], "tp x pp x dp x cp = 256"),
+    (["--model", "gpt-1.7b", "--tp", "16"], "24 attention heads are not divisible by tp = 16"),
+    (["--tp", "2"], "no model"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, "train", *argv)
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_config_json_missing_keys(capsys, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 4096, "num_hidden_layers": 32}')
+    code, _, err = run(capsys, "train", "--model-config", str(path))
+    assert code == 2 and "num_attention_heads: missing key" in err
+
+
+def test_infeasible_layout_is_exit_3_with_the_reason(capsys):
+    code, out, err = run(capsys, "train", "--model", "gpt-1t", "--gpus", "8", "--tp", "8")
+    assert code == 3 and out == ""
+    assert "does not fit in GPU memory" in err and "GiB per GPU, has 80" in err
