@@ -70,13 +70,37 @@ def megatron_core():
         yield "megatron-core-h100", f"{r['model_size']} {gpus} GPUs", measured, best
 
 
+# MPT shapes (mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): d_model, heads, layers;
+# expansion 4, vocab 50368, ALiBi (no position table), no biases, tied embeddings.
+MPT = {"125m": (768, 12, 12), "350m": (1024, 16, 24), "760m": (1536, 12, 24), "1b": (2048, 16, 24),
+       "3b": (2560, 20, 32), "7b": (4096, 32, 32), "13b": (5120, 40, 40), "30b": (7168, 56, 48),
+       "70b": (8192, 64, 80)}
+FOUNDRY_GPU = {"a100_40gb": ("a100-40gb-sxm", "ib-ndr200"), "a100_80gb": ("a100-80gb-sxm", "ib-ndr200"),
+               "h100_80gb": ("h100-sxm", "ib-ndr400")}
+
+
+def llm_foundry():
+    for r in csv.DictReader(open(DATA / "llmfoundry_mpt_benchmarks.csv")):
+        h, a, L = MPT[r["model"]]
+        s, gpus, mbs = int(r["seq_len"]), int(r["num_gpus"]), int(r["micro_batch_size"])
+        model = gpt(f"mpt-{r['model']}", L, h, a, 50368, s, bias=False, learned_positions=False)
+        gpu, fabric = FOUNDRY_GPU[r["gpu"]]
+        hw = cluster(gpu, gpus, fabric, 8)
+        batch = int(r["global_batch_size_seqs"])
+        measured = batch * s / float(r["throughput_tokens_per_s"])
+        fixed = {"tp": 1, "pp": 1, "cp": 1, "mbs": mbs, "zero": 3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
+                 "recompute": 2 if r["activation_checkpointing"] == "True" else 0}
+        best = predict(model, hw, gpus, s, batch, fixed, precision="fp8" if "fp8" in r["precision"] else "bf16")
+        yield "llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best
+
+
 def main() -> int:
     if not DATA.is_dir():
         print(f"no validation data at {DATA}", file=sys.stderr)
         return 1
     errors: dict[str, list[float]] = {}
     print(f"{'source':20s} {'run':24s} {'measured s':>11s} {'predicted s':>12s} {'error':>8s}  layout")
-    for source in (sc21_table1, megatron_core):
+    for source in (sc21_table1, megatron_core, llm_foundry):
         for name, run, measured, best in source():
             if best is None:
                 print(f"{name:20s} {run:24s} {measured:11.3f} {'infeasible':>12s}")
