@@ -39,6 +39,7 @@ from clusterplan.spec import Spec
 SPREAD = 0.20          # +-20 % where the catalog gives no range
 CHUNK = 50_000         # Monte Carlo samples drawn and evaluated at a time
 MAX_SAMPLES = 1_000_000
+DRIVER_SAMPLES = 200_000   # rank correlations use the first samples, at most this many
 QUANTILES = (0.10, 0.50, 0.90)
 # Scenario rates that vary: key, name, unit, (lowest, highest) allowed value.
 RATES = (
@@ -298,10 +299,12 @@ def monte_carlo(model: Model, *, samples: int, seed: int,
     values = {name: np.concatenate([o[name] for o in outputs]) for name in outputs[0]}
     metrics = ["tco_usd", "cost_per_gpu_hour_usd"] + (["breakeven_months"] if model.offer else [])
     varying = [i for i, item in enumerate(model.inputs) if item.varies]
-    input_ranks = {i: _ranks(theta[:, i]) for i in varying}
+    head = slice(0, DRIVER_SAMPLES)
+    input_ranks = {i: _ranks(theta[head, i]) for i in varying}
     drivers = {}
     for name in metrics:
-        ranks = _ranks(np.where(np.isfinite(values[name]), values[name], model.horizon_months + 1))
+        output = values[name][head]
+        ranks = _ranks(np.where(np.isfinite(output), output, model.horizon_months + 1))
         pairs = [(model.inputs[i].key, _correlation(input_ranks[i], ranks)) for i in varying]
         drivers[name] = tuple(sorted(pairs, key=lambda pair: -abs(pair[1])))
     counts, edges = np.histogram(values["tco_usd"], bins=min(40, max(1, samples // 25)))
@@ -326,6 +329,12 @@ def _distribution(values: np.ndarray, *, whole: bool = False) -> Distribution:
 
 def _ranks(values: np.ndarray) -> np.ndarray:
     """Ranks 1..n with ties sharing their average rank (as Spearman's rho needs)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    if not (ordered[1:] == ordered[:-1]).any():   # no ties: one sort is enough
+        ranks = np.empty(len(values))
+        ranks[order] = np.arange(1, len(values) + 1)
+        return ranks
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     average = np.cumsum(counts) - (counts - 1) / 2
     return average[inverse.ravel()]

@@ -151,6 +151,7 @@ def test_monte_carlo_quantiles_and_drivers(model):
 def test_ranks_share_ties():
     """Spearman ranks: ties take their average rank."""
     assert list(s._ranks(np.array([3.0, 1.0, 3.0, 2.0]))) == [3.5, 1.0, 3.5, 2.0]
+    assert list(s._ranks(np.array([0.3, 0.1, 0.2]))) == [3.0, 1.0, 2.0]
 
 
 def test_bad_sample_counts_are_config_errors(model):
