@@ -111,8 +111,9 @@ def ownership(doc: dict) -> Part:
             f'{td(doc, f"/plan/cloud/{i}/usd_per_gpu_hour")}{td(doc, f"/plan/cloud/{i}/usd_per_year")}'
             f'{td(doc, f"/plan/cloud/{i}/total_usd")}{td(doc, f"/plan/cloud/{i}/breakeven_months", months)}</tr>'
             for i, c in enumerate(cloud)]
-    body = chart + table(("Offer", "Pricing", "USD/GPU-hour", "Per year (USD)", f"Total over {horizon} months (USD)",
-                          "Break-even"), rows, numeric=(2, 3, 4, 5))
+    body = chart + (table(("Offer", "Pricing", "USD/GPU-hour", "Per year (USD)", f"Total over {horizon} months (USD)",
+                           "Break-even"), rows, numeric=(2, 3, 4, 5)) if rows
+                    else "<p>The scenario names no cloud offers (<code>cloud.offers</code>).</p>")
     hybrid = plan["hybrid"]
     if hybrid:
         body += (f'<p>Hybrid: own {hybrid["owned_nodes"]} of {hybrid["num_nodes"]} nodes and burst '
@@ -150,8 +151,11 @@ def fabric(doc: dict) -> Part:
     gaps = [f"{count:,} x {gbps}" for count in f["links"].values()]
     title = (f"Fabric: {f['tiers']}-tier {f['topology']} of {f['radix']}-port {f['technology']} switches "
              f"({f['id']})")
-    chart = svg.layered_diagram(title, layers, gaps, chart="fabric")
-    rows = [f'<tr><td>{esc(between)} links</td>{td(doc, pointer("plan", "design", "fabric", "links", between), str)}'
+    chart = svg.layered_diagram(title, layers, gaps, chart="fabric") + (
+        '<p class="muted">Counts and speeds are the design\'s; the lines show which tiers meet, not every cable, '
+        'and a tier of more than eight switches or nodes is drawn as its first ones, "…" and its last.</p>')
+    rows = [f'<tr><td>{esc(between)} links</td>'
+            f'{td(doc, pointer("plan", "design", "fabric", "links", between), lambda v: f"{v:,}")}'
             f'<td>{esc(gbps)}</td></tr>' for between in f["links"]]
     rows.append(f'<tr><td>bisection bandwidth per GPU</td>'
                 f'{td(doc, "/plan/design/fabric/bisection_bw_Bps_per_gpu", lambda v: f"{v / 1e9:.1f} GB/s")}<td></td></tr>')
