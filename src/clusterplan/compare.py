@@ -33,6 +33,12 @@ HEADLINES = (
     ("design.facility_power_kw", "Facility power", "kW"),
     ("design.fabric.num_switches", "Fabric switches", "switches"),
     ("design.fabric.bisection_bw_Bps_per_gpu", "Bisection bandwidth per GPU", "B/s"),
+    # the training prediction, where the plan has one (a scenario with a [workload])
+    ("training.step_time_s", "Training step time", "s"),
+    ("training.tokens_per_s", "Training tokens per second", "tokens/s"),
+    ("training.mfu", "Training MFU", "fraction"),
+    ("training.time_to_train_s", "Time to train", "s"),
+    ("training.cost_to_train_usd", "Cost to train (own cluster)", "USD"),
 )
 
 
@@ -86,11 +92,15 @@ class Comparison:
 
 
 def compare(labels: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> Comparison:
-    """Every headline, break-even and BoM line of ``documents`` (plan documents), the first the baseline."""
+    """Every headline, break-even and BoM line of ``documents`` (plan documents), the first the baseline.
+
+    A headline that no document has (every value None) is left out.
+    """
     if len(documents) < 2 or len(labels) != len(documents):
         raise ValueError("compare needs two or more documents, one label each")
     figures = [Figure(key=path, name=name, unit=unit, values=tuple(_at(doc, path) for doc in documents))
                for path, name, unit in HEADLINES]
+    figures = [figure for figure in figures if any(v is not None for v in figure.values)]
     for offer in _union(doc["cloud"] for doc in documents):
         by_offer = [{c["offer"]: c for c in doc["cloud"]}.get(offer) for doc in documents]
         figures.append(Figure(key=f"cloud.{offer}.breakeven_months", name=f"Break-even vs {offer}", unit="month",

@@ -128,6 +128,14 @@ class Finance:
 
 
 @dataclass(**FROZEN)
+class About:
+    """What the scenario is called and why; shown by reports and compare, used by no model."""
+
+    name: str = ""
+    notes: str = ""
+
+
+@dataclass(**FROZEN)
 class Cloud:
     offers: tuple[str, ...]
     burst_offer: str = ""  # "" = no hybrid option
@@ -136,14 +144,6 @@ class Cloud:
 @dataclass(**FROZEN)
 class Workload:
     """Reserved for the training-performance model; takes no keys yet."""
-
-
-@dataclass(**FROZEN)
-class About:
-    """What the scenario is called and why; shown by reports and compare, used by no model."""
-
-    name: str = ""
-    notes: str = ""
 
 
 @dataclass(**FROZEN)

@@ -195,6 +195,19 @@ def test_compare_ib_and_roce(capsys):
     assert code == 0 and "<details>" in out and out.count("<svg") == 1
 
 
+def test_compare_html_numbers_match_its_json(capsys):
+    """Every figure and delta on the compare page equals compare --format json at its pointer, rounded as shown."""
+    page = run(capsys, "compare", REFERENCE, ROCE, "--format", "html")[1]
+    doc = json.loads(run(capsys, "compare", REFERENCE, ROCE, "--format", "json")[1])
+    found = numbers(page)
+    assert len(found) > 60
+    for tag, pointer, value, text in found:
+        expected = resolve(doc, pointer)
+        assert value == repr(expected), pointer
+        if tag == "td":
+            assert shown_agrees(text, expected), (pointer, text, expected)
+
+
 def test_compare_labels_use_names_and_disambiguate(capsys, tmp_path):
     """about.name labels a column; the same file twice gets two labels."""
     named = tmp_path / "n.toml"

@@ -22,7 +22,18 @@ def test_headlines_carry_values_and_deltas(ib_roce):
     assert tco.values == (ib_roce[0]["cost"]["tco_usd"], ib_roce[1]["cost"]["tco_usd"])
     assert tco.deltas == (0.0, tco.values[1] - tco.values[0]) and tco.changed
     assert not by_key["design.num_gpus"].changed
-    assert len([f for f in result.headlines if f.key.startswith("cost.") or f.key.startswith("design.")]) == len(HEADLINES)
+    plan_paths = [path for path, _, _ in HEADLINES if path.split(".")[0] in ("cost", "design")]
+    assert [f.key for f in result.headlines if f.key.split(".")[0] in ("cost", "design")] == plan_paths
+
+
+def test_a_figure_only_some_documents_have(ib_roce):
+    """A headline no document has is left out; one that only some have is None for the others."""
+    assert not any(f.key.startswith("training.") for f in compare(["ib", "roce"], ib_roce).headlines)
+    trained = {**ib_roce[1], "training": {"time_to_train_s": 1.97e6, "cost_to_train_usd": 326e3}}
+    rows = {f.key: f for f in compare(["ib", "roce"], [ib_roce[0], trained]).headlines}
+    assert rows["training.time_to_train_s"].values == (None, 1.97e6)
+    assert rows["training.time_to_train_s"].deltas == (None, None) and rows["training.time_to_train_s"].changed
+    assert "training.mfu" not in rows
 
 
 def test_breakeven_per_offer_and_never(ib_roce):

@@ -7,6 +7,7 @@ from typing import Any, TextIO
 from clusterplan.report import svg
 from clusterplan.report.page import Part, mark, money, months, page, resolve, section, table, td
 from clusterplan.report.svg import Mark, esc
+from clusterplan.report.terminal_analysis import format_delta, format_figure
 
 TOP = 12   # inputs shown in a tornado
 METRICS = {"tco_usd": "TCO", "cost_per_gpu_hour_usd": "Cost per delivered GPU-hour", "breakeven_months": "Break-even"}
@@ -146,24 +147,6 @@ def sensitivity(doc: dict) -> Part | None:
 # -- compare ---------------------------------------------------------------------------------------------------
 
 
-def _figure_format(unit: str):
-    if unit.startswith("USD"):
-        return money
-    if unit == "month":
-        return months
-    if unit == "B/s":
-        return lambda v: f"{v / 1e9:,.1f} GB/s"
-    return lambda v: f"{v:,.6g} {unit}"
-
-
-def _delta(value: float | None, fmt) -> str:
-    if value is None:
-        return "-"
-    if value == 0:
-        return "0"
-    return ("+" if value > 0 else "-") + fmt(abs(value))
-
-
 def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
     labels = doc["labels"]
     rows = []
@@ -171,14 +154,13 @@ def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
         if row["changed"] != changed:
             continue
         if kind == "headlines":
-            fmt, name, values, deltas = _figure_format(row["unit"]), row["name"], "values", "deltas"
-            change = (lambda v: f"{v:g} months") if row["unit"] == "month" else fmt
+            unit, name, values, deltas = row["unit"], row["name"], "values", "deltas"
         else:
-            fmt, name, values, deltas = money, f"{row['category']}: {row['item']}", "totals_usd", "deltas_usd"
-            change = fmt
-        cells = [td(doc, f"/{kind}/{i}/{values}/{k}", fmt) for k in range(len(labels))]
+            unit, name, values, deltas = "USD", f"{row['category']}: {row['item']}", "totals_usd", "deltas_usd"
+        cells = [td(doc, f"/{kind}/{i}/{values}/{k}", lambda v, unit=unit: format_figure(v, unit))
+                 for k in range(len(labels))]
         cells += [f'<td class="num" data-pointer="/{kind}/{i}/{deltas}/{k}" data-value="{row[deltas][k]!r}">'
-                  f"{esc(_delta(row[deltas][k], change))}</td>" for k in range(1, len(labels))]
+                  f"{esc(format_delta(row[deltas][k], unit))}</td>" for k in range(1, len(labels))]
         if kind == "bom":
             quantities = " / ".join(f"{q:,.4g}" for q in row["quantities"])
             name = f"{name} ({quantities} {row['per']})"

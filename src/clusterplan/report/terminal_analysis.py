@@ -59,7 +59,8 @@ def _short(month: int | None) -> str:
     return "never" if month is None else str(month)
 
 
-def _figure(value: float | None, unit: str) -> str:
+def format_figure(value: float | None, unit: str) -> str:
+    """A compare figure in its unit: money, months, GB/s, days, or the number and its unit."""
     if value is None:
         return "never" if unit == "month" else "-"
     if unit.startswith("USD"):
@@ -68,10 +69,13 @@ def _figure(value: float | None, unit: str) -> str:
         return f"month {value}"
     if unit == "B/s":
         return f"{value / 1e9:,.1f} GB/s"
+    if unit == "s" and abs(value) >= 86400:
+        return f"{value / 86400:,.2f} days"
     return f"{value:,.6g} {unit}"
 
 
-def _delta(value: float | None, unit: str) -> str:
+def format_delta(value: float | None, unit: str) -> str:
+    """A signed difference in the figure's unit ("+$150.31K", "+1 months", "-0.52 days")."""
     if value is None:
         return "-"
     if value == 0:
@@ -79,8 +83,8 @@ def _delta(value: float | None, unit: str) -> str:
     sign = "+" if value > 0 else "-"
     if unit == "month":
         return f"{sign}{abs(value):g} months"
-    if unit.startswith("USD") or unit == "B/s":
-        return sign + _figure(abs(value), unit)
+    if unit.startswith("USD") or unit in ("B/s", "s"):
+        return sign + format_figure(abs(value), unit)
     return f"{sign}{abs(value):,.4g} {unit}"
 
 
@@ -94,8 +98,8 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
     headlines = _table("Headline figures", *(escape(c) for c in columns), right=right)
     for row in doc["headlines"]:
         if row["changed"]:
-            headlines.add_row(escape(row["name"]), *(_figure(v, row["unit"]) for v in row["values"]),
-                              *(_delta(d, row["unit"]) for d in row["deltas"][1:]))
+            headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) for v in row["values"]),
+                              *(format_delta(d, row["unit"]) for d in row["deltas"][1:]))
     console.print(headlines)
     if doc["unchanged"]["headlines"]:
         console.print(f"  ... {doc['unchanged']['headlines']} unchanged figures folded\n")
@@ -105,7 +109,7 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
             bom.add_row(f"{line['category']}: {escape(line['item'])}",
                         *(f"{q:,.4g}: {_money(t)}" if q else "-" for q, t in zip(line["quantities"],
                                                                                    line["totals_usd"])),
-                        *(_delta(d, "USD") for d in line["deltas_usd"][1:]))
+                        *(format_delta(d, "USD") for d in line["deltas_usd"][1:]))
     console.print(bom)
     if doc["unchanged"]["bom"]:
         console.print(f"  ... {doc['unchanged']['bom']} unchanged lines folded (--format json lists them)")
