@@ -128,6 +128,14 @@ class Finance:
 
 
 @dataclass(**FROZEN)
+class About:
+    """What the scenario is called and why; shown by reports and compare, used by no model."""
+
+    name: str = ""
+    notes: str = ""
+
+
+@dataclass(**FROZEN)
 class Cloud:
     offers: tuple[str, ...]
     burst_offer: str = ""  # "" = no hybrid option
@@ -195,6 +203,7 @@ class Spec:
     cloud: Cloud
     prices: Mapping[str, float] = unit("USD", default_factory=dict)
     workload: Workload = field(default_factory=Workload)
+    about: About = field(default_factory=About)
 
     def with_nodes(self, num_nodes: int) -> "Spec":
         """The same scenario with another node count (for hybrid and scaling sweeps)."""

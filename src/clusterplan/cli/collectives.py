@@ -28,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from clusterplan.catalog import load_catalog
     from clusterplan.design import design
     from clusterplan.errors import ConfigError
-    from clusterplan.perf.collectives import element_count, predict, size_sweep, system_from_design
-    from clusterplan.report.export import collectives_document
+    from clusterplan.perf.collectives import size_sweep
     from clusterplan.spec import load_scenario
 
     scenario = load_scenario(args.scenario, args.overrides)
@@ -48,22 +47,14 @@ def run(args: argparse.Namespace) -> int:
     if len(sizes) > 10_000:
         raise ConfigError(f"{len(sizes)} sizes; use a larger -f or -i", key="-f/-i")
     gpus = args.gpus or built.num_gpus
-    system = system_from_design(built)
     if not 1 <= gpus <= built.num_gpus:
         raise ConfigError(f"must be between 1 and the cluster's {built.num_gpus} GPUs, got {gpus}", key="--gpus")
     if gpus > built.gpus_per_node and gpus % built.gpus_per_node:
         raise ConfigError(f"{gpus} GPUs do not fill whole nodes of {built.gpus_per_node}", key="--gpus")
-    rounded = [element_count(args.op, size, args.dtype, gpus) for size in sizes]
-    rows = [(size, count) for size, count in rounded if size > 0]
-    if not rows:
-        raise ConfigError(f"every size is below one {args.dtype} per rank", key="-b")
-    prediction = predict(args.op, [size for size, _ in rows], system, gpus)
-    if args.calibration:
-        prediction = _calibrate(prediction, args.calibration, args.op, gpus)
+    calibrate = (lambda prediction: _calibrate(prediction, args.calibration, args.op, gpus)) if args.calibration else None
     measured = _measured(args.measured, args.op) if args.measured else None
-    document = collectives_document(spec=spec, design=built, prediction=prediction, dtype=args.dtype,
-                                    counts=[count for _, count in rows], measured=measured,
-                                    measured_source=args.measured or "")
+    document = predicted_document(spec, built, op=args.op, sizes=sizes, gpus=gpus, dtype=args.dtype,
+                                  measured=measured, measured_source=args.measured or "", calibrate=calibrate)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
@@ -71,6 +62,25 @@ def run(args: argparse.Namespace) -> int:
 
         emit(lambda stream: render_collectives(document, stream), args.output)
     return 0
+
+
+def predicted_document(spec, built, *, op: str, sizes, gpus: int, dtype: str = "float",
+                       measured: dict[int, dict] | None = None, measured_source: str = "", calibrate=None) -> dict:
+    """The ``clusterplan.collectives/1`` document of ``op`` over ``sizes`` on ``gpus`` GPUs of ``built``."""
+    from clusterplan.errors import ConfigError
+    from clusterplan.perf.collectives import element_count, predict, system_from_design
+    from clusterplan.report.export import collectives_document
+
+    rounded = [element_count(op, size, dtype, gpus) for size in sizes]
+    rows = [(size, count) for size, count in rounded if size > 0]
+    if not rows:
+        raise ConfigError(f"every size is below one {dtype} per rank", key="-b")
+    prediction = predict(op, [size for size, _ in rows], system_from_design(built), gpus)
+    if calibrate:
+        prediction = calibrate(prediction)
+    return collectives_document(spec=spec, design=built, prediction=prediction, dtype=dtype,
+                                counts=[count for _, count in rows], measured=measured,
+                                measured_source=measured_source)
 
 
 def _calibrate(prediction, path: str, op: str, gpus: int):
@@ -89,6 +99,16 @@ def _calibrate(prediction, path: str, op: str, gpus: int):
 
 def _measured(path: str, op: str) -> dict[int, dict]:
     """Out-of-place measurements by size from an nccl-tests log or a clusterplan.bench/1 JSON file."""
+    from clusterplan.errors import ConfigError
+
+    found, _, rows = read_measured(path, op)
+    if found and found != op:
+        raise ConfigError(f"the file is a {found} run, not {op}; pass --op {found}", source=path)
+    return rows
+
+
+def read_measured(path: str, op: str | None = None) -> tuple[str | None, int | None, dict[int, dict]]:
+    """(collective, ranks, out-of-place measurements by size) of an nccl-tests log or bench JSON file."""
     import json
 
     from clusterplan.bench.nccltests import parse_nccl_tests
@@ -103,11 +123,9 @@ def _measured(path: str, op: str) -> dict[int, dict]:
         try:
             doc = json.loads(text)
             rows = doc["rows"]
-            return {int(r["size_bytes"]): r["out_of_place"] for r in rows}
+            return doc.get("op"), doc.get("world_size"), {int(r["size_bytes"]): r["out_of_place"] for r in rows}
         except (ValueError, KeyError, TypeError) as error:
             raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
     log = parse_nccl_tests(text, source=path, op=op)
-    if log.op and log.op != op:
-        raise ConfigError(f"the log is a {log.op} run, not {op}; pass --op {log.op}", source=path)
-    return {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
+    return log.op, log.num_ranks, {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
                              "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -53,11 +54,26 @@ def emit(render: Callable[[TextIO], None], output: str | None) -> None:
     if output is None:
         sys.stdout.write(buffer.getvalue())
         return
-    path = Path(output)
+    _replace(Path(output), buffer.getvalue().encode("utf-8"))
+
+
+def emit_binary(data: bytes, output: str | None, *, what: str) -> None:
+    """Binary output (``what``, e.g. "xlsx") to FILE atomically, or to stdout unless it is a terminal."""
+    if output is None:
+        if sys.stdout.isatty():
+            raise ConfigError(f"{what} is binary; write it with -o FILE (or redirect stdout)", key="--format")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    _replace(Path(output), data)
+
+
+def _replace(path: Path, data: bytes) -> None:
     try:
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent or ".", delete=False,
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent or ".", delete=False,
                                          prefix=f".{path.name}.") as handle:
-            handle.write(buffer.getvalue())
+            handle.write(data)
         os.replace(handle.name, path)
     except OSError as error:
         raise ConfigError(f"cannot write output: {error.strerror}", key="-o", source=str(path)) from None
@@ -68,3 +84,24 @@ def write_json(document: object, stream: TextIO) -> None:
 
     json.dump(document, stream, indent=2, allow_nan=False)
     stream.write("\n")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars on stderr only for a person: stderr a terminal, and no JSON going to a terminal."""
+    if not sys.stderr.isatty() or getattr(args, "format", "") == "json":
+        return False
+    return bool(getattr(args, "output", None)) or sys.stdout.isatty()
+
+
+@contextlib.contextmanager
+def progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr advanced by the yielded callback (None when not ``enabled``)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda done: bar.advance(task, done)

@@ -34,6 +34,7 @@ class RackLayout:
     max_rack_power_w: float
     budget_w: float
     rack_units: int
+    rack_power_w: tuple[float, ...] = ()   # every rack's draw: compute racks first, then infrastructure
 
     @property
     def num_racks(self) -> int:
@@ -61,6 +62,8 @@ def lay_out(servers: Gear, infrastructure: list[Gear], *, budget_w: float, rack_
         else:
             racks.append([power_w, units])
     compute = math.ceil(servers.count / per_rack)
-    heaviest = max([min(per_rack, servers.count) * servers.power_w] + [r[0] for r in racks])
+    filled = [min(per_rack, servers.count - i * per_rack) * servers.power_w for i in range(compute)]
+    powers = (*filled, *(r[0] for r in racks))
     return RackLayout(compute_racks=compute, servers_per_rack=per_rack, infrastructure_racks=len(racks),
-                      max_rack_power_w=heaviest, budget_w=budget_w, rack_units=rack_units)
+                      max_rack_power_w=max(powers), budget_w=budget_w, rack_units=rack_units,
+                      rack_power_w=powers)

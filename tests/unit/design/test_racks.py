@@ -31,3 +31,12 @@ def test_server_over_budget_is_infeasible():
     """A 10.2 kW server cannot go in a 5 kW rack."""
     with pytest.raises(InfeasiblePlan, match="needs 10.2 kW"):
         lay_out(SERVER, [], budget_w=5_000, rack_units=48)
+
+
+def test_every_rack_has_its_power():
+    """18 servers at 4 per rack: four full racks and one with 2; switches after; the heaviest is the max."""
+    layout = lay_out(Gear(name="server", count=18, power_w=10_000, rack_units=8),
+                     [Gear(name="switch", count=3, power_w=2_000, rack_units=1)], budget_w=45_000, rack_units=48)
+    assert layout.rack_power_w == (40_000, 40_000, 40_000, 40_000, 20_000, 6_000)
+    assert layout.max_rack_power_w == max(layout.rack_power_w)
+    assert len(layout.rack_power_w) == layout.num_racks

@@ -1,0 +1,61 @@
+"""``clusterplan compare``: scenarios side by side, with deltas against the first."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from clusterplan.cli.output import add_output_options, emit, write_json
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("compare", help="scenarios side by side: headline figures and BoM deltas",
+                                 description="Plan each scenario and show every headline figure and BoM line "
+                                             "with its delta against the first; unchanged rows are folded.")
+    parser.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="two or more scenario TOML files")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override a key in every scenario (repeatable)")
+    add_output_options(parser, ("table", "json", "html"))
+    parser.set_defaults(run=run)
+
+
+def labels_for(paths: list[str], names: list[str]) -> list[str]:
+    """Each scenario's ``about.name``, else its file name (the path where two file names clash)."""
+    stems = [Path(path).stem for path in paths]
+    out = []
+    for path, stem, name in zip(paths, stems, names):
+        out.append(name or (stem if stems.count(stem) == 1 else path))
+    return [label if out.count(label) == 1 else f"{label} ({i + 1})" for i, label in enumerate(out)]
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.cli.plan import effective_spec
+    from clusterplan.compare import compare
+    from clusterplan.errors import ConfigError
+    from clusterplan.plan import plan
+    from clusterplan.report.documents import compare_document
+    from clusterplan.report.export import plan_document
+    from clusterplan.spec import load_scenario
+
+    if len(args.scenarios) < 2:
+        raise ConfigError(f"needs two or more scenario files, got {len(args.scenarios)}", key="SCENARIO")
+    specs, documents = [], []
+    for path in args.scenarios:
+        scenario = load_scenario(path, args.overrides)
+        spec = effective_spec(scenario)
+        with scenario.located():
+            documents.append(plan_document(plan(spec)))
+        specs.append(spec)
+    labels = labels_for(args.scenarios, [spec.about.name for spec in specs])
+    document = compare_document(compare(labels, documents), sources=list(args.scenarios), scenarios=specs)
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    elif args.format == "html":
+        from clusterplan.report.html_analysis import render_compare
+
+        emit(lambda stream: render_compare(document, stream), args.output)
+    else:
+        from clusterplan.report.terminal_analysis import render_compare
+
+        emit(lambda stream: render_compare(document, stream), args.output)
+    return 0

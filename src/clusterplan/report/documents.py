@@ -1,0 +1,81 @@
+"""JSON-ready documents of sensitivity, compare and report (schemas in docs/json.md).
+
+Like ``export.plan_document``, each is the one result its renderers draw:
+terminal, JSON, HTML, CSV and XLSX cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterplan import __version__
+from clusterplan.schema import as_table
+
+SENSITIVITY_SCHEMA = "clusterplan.sensitivity/1"
+COMPARE_SCHEMA = "clusterplan.compare/1"
+REPORT_SCHEMA = "clusterplan.report/1"
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
+    return {"tco_usd": outcome.tco_usd, "cost_per_gpu_hour_usd": outcome.cost_per_gpu_hour_usd,
+            "breakeven_months": outcome.breakeven_month}
+
+
+def _distribution(distribution: Any) -> dict[str, Any] | None:
+    return None if distribution is None else as_table(distribution)
+
+
+def sensitivity_document(result: Any, *, spec: Any) -> dict[str, Any]:
+    """A ``sensitivity.Sensitivity`` as a document."""
+    model, mc = result.model, result.monte_carlo
+    edges, counts = mc.tco_histogram
+    return {
+        "schema": SENSITIVITY_SCHEMA, "version": __version__,
+        "offer": model.offer, "years": model.years, "horizon_months": model.horizon_months,
+        "distribution": "triangular(low, nominal, high)", "quantiles": "inverted CDF (each a sampled value)",
+        "inputs": [{**as_table(item), "varies": item.varies} for item in model.inputs],
+        "nominal": _outcome(result.nominal),
+        "tornado": [{"key": swing.input.key, "name": swing.input.name, "unit": swing.input.unit,
+                     "low_value": swing.input.low, "high_value": swing.input.high,
+                     "low": _outcome(swing.low), "high": _outcome(swing.high),
+                     "tco_swing_usd": swing.tco_swing_usd} for swing in result.tornado],
+        "monte_carlo": {
+            "samples": mc.samples, "seed": mc.seed,
+            "tco_usd": _distribution(mc.tco_usd), "cost_per_gpu_hour_usd": _distribution(mc.cost_per_gpu_hour_usd),
+            "breakeven_months": _distribution(mc.breakeven_month),
+            "breakeven_probability": mc.breakeven_probability,
+            "drivers": {metric: [{"key": key, "rank_correlation": rho} for key, rho in pairs]
+                        for metric, pairs in mc.drivers.items()},
+            "tco_histogram": {"edges_usd": list(edges), "counts": list(counts)},
+        },
+        "scenario": as_table(spec),
+    }
+
+
+def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any]) -> dict[str, Any]:
+    """A ``compare.Comparison`` as a document; unchanged rows are kept, flagged and counted."""
+    headlines = [{"key": f.key, "name": f.name, "unit": f.unit, "values": list(f.values),
+                  "deltas": list(f.deltas), "changed": f.changed} for f in comparison.headlines]
+    bom = [{"category": line.category, "id": line.catalog_id, "item": line.item, "per": line.per,
+            "quantities": list(line.quantities), "unit_prices_usd": list(line.unit_prices_usd),
+            "totals_usd": list(line.totals_usd), "deltas_usd": list(line.deltas_usd), "changed": line.changed}
+           for line in comparison.bom]
+    return {
+        "schema": COMPARE_SCHEMA, "version": __version__,
+        "labels": list(comparison.labels), "baseline": comparison.labels[0],
+        "sources": sources,
+        "headlines": headlines, "bom": bom,
+        "unchanged": {"headlines": sum(not h["changed"] for h in headlines),
+                      "bom": sum(not line["changed"] for line in bom)},
+        "scenarios": [as_table(spec) for spec in scenarios],
+    }
+
+
+def report_document(*, title: str, source: str, plan: dict[str, Any], collectives: list[dict[str, Any]],
+                    sensitivity: dict[str, Any] | None) -> dict[str, Any]:
+    """What the HTML report shows: the plan, predicted (and measured) collectives, and the sensitivity.
+
+    A later part (training) is one more key here and one more section renderer in report/html.py.
+    """
+    return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source, "plan": plan,
+            "collectives": collectives, "sensitivity": sensitivity}

@@ -1,0 +1,181 @@
+"""The self-contained HTML report: one file, styles inline, charts as inline SVG, no script, no URL.
+
+The report is a list of section renderers over the report document
+(``clusterplan.report/1``, report/documents.py). Each takes the document and
+returns a ``Part`` (anchor, heading, HTML), or None when the document has
+nothing for it: a new part of the report is one more function in ``SECTIONS``.
+Numbers are read through JSON Pointers and user text is escaped (report/page.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from clusterplan.report import svg
+from clusterplan.report.html_analysis import collectives, sensitivity
+from clusterplan.report.page import Part, mark, money, months, page, pointer, resolve, section, table, td
+from clusterplan.report.svg import Mark, esc
+
+Section = Callable[[dict[str, Any]], "Part | None"]
+
+
+# -- sections over the plan ------------------------------------------------------------------------------------
+
+
+def summary(doc: dict) -> Part:
+    plan = doc["plan"]
+    design, cost = plan["design"], plan["cost"]
+    cards = [("Capex (hardware)", "/plan/cost/capex_usd", money),
+             ("One-off (integration, setup)", "/plan/cost/one_off_usd", money),
+             ("Opex per year", "/plan/cost/opex_usd_per_year/total", money),
+             (f"TCO over {cost['years']} years", "/plan/cost/tco_usd", money),
+             (f"NPV of costs at {cost['discount_rate']:.0%}", "/plan/cost/npv_usd", money),
+             ("Capex per GPU, fully loaded", "/plan/cost/capex_per_gpu_usd", money),
+             ("Cost per delivered GPU-hour", "/plan/cost/cost_per_gpu_hour_usd", money),
+             ("IT power (max)", "/plan/design/it_power_kw", lambda v: f"{v:,.1f} kW"),
+             ("Facility power (x PUE)", "/plan/design/facility_power_kw", lambda v: f"{v:,.1f} kW"),
+             ("Racks", "/plan/design/num_racks", str)]
+    html = "".join(f'<div class="card"><div class="k">{esc(k)}</div><div class="v" data-pointer="{esc(p)}" '
+                   f'data-value="{resolve(doc, p)!r}">{esc(f(resolve(doc, p)))}</div></div>' for k, p, f in cards)
+    fabric = design["fabric"]
+    lead = (f"{design['num_gpus']} x {design['gpu']} ({design['num_nodes']} nodes x {design['gpus_per_node']}), "
+            f"{fabric['id']} {fabric['topology']}, {cost['years']} years")
+    return section("summary", "Summary", f'<p>{esc(lead)}</p><div class="cards">{html}</div>')
+
+
+def capex(doc: dict) -> Part:
+    cost = doc["plan"]["cost"]
+    rows = []
+    for category in cost["capex_by_category_usd"]:
+        for i, line in enumerate(cost["bom"]):
+            if line["category"] != category:
+                continue
+            base = f"/plan/cost/bom/{i}"
+            star = " *" if line["assumption"] else ""
+            rows.append(f'<tr><td>{esc(category)}</td><td title="{esc(line["source"])}">{esc(line["item"])}{star}</td>'
+                        f'{td(doc, base + "/quantity", lambda v: f"{v:,.4g}")}<td>{esc(line["per"])}</td>'
+                        f'{td(doc, base + "/unit_price_usd")}{td(doc, base + "/total_usd")}</tr>')
+        rows.append(f'<tr class="sub"><td></td><td>{esc(category)} subtotal</td><td></td><td></td><td></td>'
+                    f'{td(doc, pointer("plan", "cost", "capex_by_category_usd", category))}</tr>')
+    rows.append(f'<tr class="total"><td></td><td>Capex</td><td></td><td></td><td></td>'
+                f'{td(doc, "/plan/cost/capex_usd")}</tr>')
+    bars = [(category, mark(doc, pointer("plan", "cost", "capex_by_category_usd", category), category))
+            for category in cost["capex_by_category_usd"]]
+    chart = svg.horizontal_bars("Capex by category (USD)", bars,
+                                svg.linear_axis([m.value for _, m in bars], "USD", svg.usd), chart="capex", label=money)
+    body = (chart + table(("Category", "Item", "Qty", "Per", "Unit price (USD)", "Total (USD)"), rows,
+                          numeric=(2, 4, 5))
+            + '<p class="muted">* ASSUMPTION price (no public source); hover an item for its source. '
+              '<code>clusterplan catalog ID</code> shows each entry.</p>')
+    return section("capex", "Bill of materials and capex", body)
+
+
+def opex(doc: dict) -> Part:
+    cost = doc["plan"]["cost"]
+    names = [name for name in cost["opex_usd_per_year"] if name != "total"]
+    years = [f"Year {y}" for y in range(1, cost["years"] + 1)]
+    series = [(name, [mark(doc, pointer("plan", "cost", "opex_usd_per_year", name), f"{name}, {year}")
+                      for year in years]) for name in names]
+    axis = svg.linear_axis([cost["opex_usd_per_year"]["total"]], "USD per year", svg.usd)
+    chart = svg.bar_chart("Opex by year, stacked by category (USD)", years, series, axis, x_label="year of operation",
+                          chart="opex")
+    rows = [f'<tr><td>{esc(name)}</td>{td(doc, pointer("plan", "cost", "opex_usd_per_year", name))}</tr>'
+            for name in names]
+    rows.append(f'<tr class="total"><td>total per year</td>{td(doc, "/plan/cost/opex_usd_per_year/total")}</tr>')
+    for i, line in enumerate(cost["one_off"]):
+        rows.append(f'<tr><td>one-off: {esc(line["item"])}</td>{td(doc, f"/plan/cost/one_off/{i}/total_usd")}</tr>')
+    return section("opex", "Opex by year, and one-off costs", chart + table(("Item", "USD"), rows, numeric=(1,)))
+
+
+def ownership(doc: dict) -> Part:
+    plan = doc["plan"]
+    cost, cloud = plan["cost"], plan["cloud"]
+    horizon = 12 * cost["years"]
+    own = svg.Series(name="own (capex + one-off + opex)", colour=svg.INK, width=3.0, points=tuple(
+        (m, mark(doc, f"/plan/cost/cumulative_usd_by_month/{m}", f"own, month {m}"))
+        for m in range(horizon + 1)))
+    rented = [svg.Series(name=c["offer"], dashed=True, points=(
+        (0, Mark(value=0.0)), (horizon, mark(doc, f"/plan/cloud/{i}/total_usd", f"{c['offer']}, month {horizon}"))))
+        for i, c in enumerate(cloud)]
+    markers = [(c["breakeven_months"], Mark(value=resolve(doc, f"/plan/cost/cumulative_usd_by_month/{c['breakeven_months']}"),
+                                            pointer=f"/plan/cloud/{i}/breakeven_months",
+                                            tip=f"{c['offer']} overtakes owning in month {c['breakeven_months']}"),
+                f"m{c['breakeven_months']}") for i, c in enumerate(cloud) if c["breakeven_months"] is not None]
+    values = [own.points[-1][1].value] + [s.points[-1][1].value for s in rented]
+    x = svg.Axis(low=0, high=horizon, ticks=tuple(range(0, horizon + 1, 6 if horizon <= 60 else 12)),
+                 label="months from purchase", format=lambda v: f"{v:g}")
+    chart = svg.line_chart("Cumulative cost: owning vs each cloud offer (USD), break-even marked", [own, *rented],
+                           x, svg.linear_axis(values, "cumulative USD", svg.usd), markers=markers, chart="ownership")
+    rows = [f'<tr><td title="{esc(c["source"])}">{esc(c["offer"])}</td><td>{esc(c["pricing"])}</td>'
+            f'{td(doc, f"/plan/cloud/{i}/usd_per_gpu_hour")}{td(doc, f"/plan/cloud/{i}/usd_per_year")}'
+            f'{td(doc, f"/plan/cloud/{i}/total_usd")}{td(doc, f"/plan/cloud/{i}/breakeven_months", months)}</tr>'
+            for i, c in enumerate(cloud)]
+    body = chart + (table(("Offer", "Pricing", "USD/GPU-hour", "Per year (USD)", f"Total over {horizon} months (USD)",
+                           "Break-even"), rows, numeric=(2, 3, 4, 5)) if rows
+                    else "<p>The scenario names no cloud offers (<code>cloud.offers</code>).</p>")
+    hybrid = plan["hybrid"]
+    if hybrid:
+        body += (f'<p>Hybrid: own {hybrid["owned_nodes"]} of {hybrid["num_nodes"]} nodes and burst '
+                 f'{hybrid["burst_gpu_hours_per_year"]:,.0f} GPU-hours a year to {esc(hybrid["burst_offer"])}: '
+                 f'<span data-pointer="/plan/hybrid/total_usd" data-value="{hybrid["total_usd"]!r}">'
+                 f'{money(hybrid["total_usd"])}</span> over {hybrid["years"]} years.</p>')
+    return section("cloud", "Owning vs renting", body)
+
+
+def power(doc: dict) -> Part:
+    racks = doc["plan"]["design"]["racks"]
+    names = [f"C{i + 1}" if i < racks["compute"] else f"N{i + 1 - racks['compute']}"
+             for i in range(len(racks["power_kw"]))]
+    marks = [mark(doc, f"/plan/design/racks/power_kw/{i}", f"rack {name}", lambda v: f"{v:,.1f} kW")
+             for i, name in enumerate(names)]
+    budget = racks["rack_budget_kw"]
+    axis = svg.linear_axis([*racks["power_kw"], budget * 1.05], "kW per rack (nameplate)", lambda v: f"{v:g}")
+    chart = svg.bar_chart("Power per rack vs the rack budget (kW)", names, [("power", marks)], axis,
+                          x_label="rack (C = compute, N = network and storage)",
+                          limit=(budget, f"budget {budget:g} kW"), chart="power")
+    note = (f'<p>{racks["servers_per_rack"]} servers per compute rack; heaviest rack '
+            f'<span data-pointer="/plan/design/racks/max_rack_power_kw" data-value="{racks["max_rack_power_kw"]!r}">'
+            f'{racks["max_rack_power_kw"]:.1f} kW</span> of {budget:.1f} kW.</p>')
+    return section("power", "Power per rack", chart + note)
+
+
+def fabric(doc: dict) -> Part:
+    design = doc["plan"]["design"]
+    f = design["fabric"]
+    gbps = f"{f['link_rate_Bps'] * 8 / 1e9:g} Gb/s"
+    layers = [(f"{design['num_nodes']} nodes", mark(doc, "/plan/design/num_nodes", "nodes", str))]
+    for tier in f["switches"]:
+        layers.append((f"{f['switches'][tier]} x {tier}",
+                       mark(doc, pointer("plan", "design", "fabric", "switches", tier), f"{tier} switches", str)))
+    gaps = [f"{count:,} x {gbps}" for count in f["links"].values()]
+    title = (f"Fabric: {f['tiers']}-tier {f['topology']} of {f['radix']}-port {f['technology']} switches "
+             f"({f['id']})")
+    chart = svg.layered_diagram(title, layers, gaps, chart="fabric") + (
+        '<p class="muted">Counts and speeds are the design\'s; the lines show which tiers meet, not every cable, '
+        'and a tier of more than eight switches or nodes is drawn as its first ones, "…" and its last.</p>')
+    rows = [f'<tr><td>{esc(between)} links</td>'
+            f'{td(doc, pointer("plan", "design", "fabric", "links", between), lambda v: f"{v:,}")}'
+            f'<td>{esc(gbps)}</td></tr>' for between in f["links"]]
+    rows.append(f'<tr><td>bisection bandwidth per GPU</td>'
+                f'{td(doc, "/plan/design/fabric/bisection_bw_Bps_per_gpu", lambda v: f"{v / 1e9:.1f} GB/s")}<td></td></tr>')
+    return section("fabric", "Fabric", chart + table(("Links", "Count", "Speed"), rows, numeric=(1,)))
+
+
+def warnings(doc: dict) -> Part:
+    items = doc["plan"]["warnings"]
+    if not items:
+        return section("warnings", "Design checks", "<p>No warnings.</p>")
+    return section("warnings", "Design checks", '<ul class="warnings">'
+                   + "".join(f"<li>{esc(w)}</li>" for w in items) + "</ul>")
+
+
+SECTIONS: tuple[Section, ...] = (summary, capex, opex, ownership, power, fabric, warnings, collectives, sensitivity)
+
+
+def render_report(doc: dict[str, Any], stream: TextIO, sections: Sequence[Section] = SECTIONS) -> None:
+    """The whole report for ``doc`` (``clusterplan.report/1``)."""
+    parts = [part for render in sections if (part := render(doc)) is not None]
+    about = doc["plan"]["scenario"].get("about", {})
+    stream.write(page(f"clusterplan report: {doc['title']}", f"{doc['source']} · clusterplan {doc['version']}",
+                      parts, notes=about.get("notes", "")))

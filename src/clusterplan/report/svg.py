@@ -1,0 +1,338 @@
+"""Inline SVG charts, drawn here: no plotting library, no script, deterministic output.
+
+Every chart has a title, labelled axes with units and a legend where it has
+several series. Every mark that shows a number from the report document
+carries ``data-pointer`` (a JSON Pointer into the document) and
+``data-value`` (the number, as Python's repr), so a test can check that the
+picture and the JSON agree; a ``<title>`` child gives the hover tooltip.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from clusterplan.schema import FROZEN
+
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac", "#1f77b4", "#8c564b")
+INK, GRID, MUTED = "#222", "#e3e3e3", "#666"
+WIDTH, HEIGHT = 760, 380
+Format = Callable[[float], str]
+
+
+def esc(text: object) -> str:
+    """User or catalog text, safe inside an element or a quoted attribute."""
+    return escape(str(text), quote=True)
+
+
+@dataclass(**FROZEN)
+class Mark:
+    """One number drawn: its value, where it lives in the document, and its tooltip."""
+
+    value: float
+    pointer: str = ""
+    tip: str = ""
+
+
+@dataclass(**FROZEN)
+class Series:
+    name: str
+    points: tuple[tuple[float, Mark], ...]        # (x, y mark)
+    kind: str = "line"                             # "line", "points" or "step"
+    colour: str = ""
+    dashed: bool = False
+    width: float = 2.0
+
+
+@dataclass(**FROZEN)
+class Axis:
+    low: float
+    high: float
+    ticks: tuple[float, ...]
+    label: str
+    format: Format
+    log: bool = False
+
+    def at(self, value: float, start: float, end: float) -> float:
+        """Pixel of ``value`` between ``start`` (low) and ``end`` (high)."""
+        if self.log:
+            low, high, value = math.log2(self.low), math.log2(self.high), math.log2(max(value, self.low))
+        else:
+            low, high = self.low, self.high
+        span = (high - low) or 1.0
+        return start + (value - low) / span * (end - start)
+
+
+def _attrs(mark: Mark) -> str:
+    if not mark.pointer:
+        return ""
+    return f' data-pointer="{esc(mark.pointer)}" data-value="{mark.value!r}"'
+
+
+def _tip(mark: Mark) -> str:
+    return f"<title>{esc(mark.tip)}</title>" if mark.tip else ""
+
+
+def nice_step(span: float, count: int = 5) -> float:
+    raw = span / max(count, 1)
+    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    for factor in (1, 2, 2.5, 5, 10):
+        if factor * magnitude >= raw:
+            return factor * magnitude
+    return 10 * magnitude
+
+
+def linear_axis(values: Sequence[float], label: str, fmt: Format, *, zero: bool = True, count: int = 5) -> Axis:
+    """An axis over ``values`` with round ticks (from zero unless ``zero`` is False)."""
+    finite = [v for v in values if v is not None and math.isfinite(v)] or [0.0]
+    low, high = min(finite), max(finite)
+    if zero:
+        low, high = min(low, 0.0), max(high, 0.0)
+    if high == low:
+        high = low + (abs(low) or 1.0)
+    step = nice_step(high - low, count)
+    start, stop = math.floor(low / step) * step, math.ceil(high / step) * step
+    ticks = tuple(start + i * step for i in range(int(round((stop - start) / step)) + 1))
+    return Axis(low=start, high=stop, ticks=ticks, label=label, format=fmt)
+
+
+def log2_axis(values: Sequence[float], label: str, fmt: Format, *, count: int = 8) -> Axis:
+    """A base-2 logarithmic axis with ticks at powers of two."""
+    positive = [v for v in values if v and v > 0] or [1.0]
+    low, high = math.floor(math.log2(min(positive))), math.ceil(math.log2(max(positive)))
+    high = max(high, low + 1)
+    step = max(1, math.ceil((high - low) / count))
+    return Axis(low=2.0 ** low, high=2.0 ** high, ticks=tuple(2.0 ** e for e in range(low, high + 1, step)),
+                label=label, format=fmt, log=True)
+
+
+def usd(value: float) -> str:
+    """"$1.2M", "$350K", "$4.57" for axes and labels."""
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= limit:
+            return f"{sign}${value / limit:,.4g}{suffix}"
+    return f"{sign}${value:,.2f}" if value < 100 and value != int(value) else f"{sign}${value:,.0f}"
+
+
+def number(value: float) -> str:
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def binary_size(value: float) -> str:
+    for suffix, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if value >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def figure(title: str, body: str, *, width: int = WIDTH, height: int = HEIGHT, chart: str = "") -> str:
+    """An SVG chart in a <figure>, titled inside the picture (for screenshots) and for screen readers."""
+    return (f'<figure class="chart" data-chart="{esc(chart)}"><svg viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" role="img" aria-label="{esc(title)}">'
+            f'<title>{esc(title)}</title>'
+            f'<text x="12" y="22" class="chart-title">{esc(title)}</text>{body}</svg></figure>')
+
+
+def _frame(x: Axis, y: Axis, box: tuple[float, float, float, float], *, x_categories: Sequence[str] = ()) -> str:
+    left, top, right, bottom = box
+    out = []
+    for tick in y.ticks:
+        py = y.at(tick, bottom, top)
+        out.append(f'<line x1="{left:.1f}" y1="{py:.1f}" x2="{right:.1f}" y2="{py:.1f}" stroke="{GRID}"/>'
+                   f'<text x="{left - 6:.1f}" y="{py + 4:.1f}" text-anchor="end" class="tick">{esc(y.format(tick))}</text>')
+    if not x_categories:
+        for tick in x.ticks:
+            px = x.at(tick, left, right)
+            out.append(f'<line x1="{px:.1f}" y1="{bottom:.1f}" x2="{px:.1f}" y2="{bottom + 4:.1f}" stroke="{MUTED}"/>'
+                       f'<text x="{px:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" class="tick">'
+                       f'{esc(x.format(tick))}</text>')
+    out.append(f'<line x1="{left:.1f}" y1="{bottom:.1f}" x2="{right:.1f}" y2="{bottom:.1f}" stroke="{MUTED}"/>'
+               f'<line x1="{left:.1f}" y1="{top:.1f}" x2="{left:.1f}" y2="{bottom:.1f}" stroke="{MUTED}"/>')
+    out.append(f'<text x="{(left + right) / 2:.1f}" y="{bottom + 38:.1f}" text-anchor="middle" class="axis">'
+               f'{esc(x.label)}</text>')
+    out.append(f'<text transform="translate({left - 62:.1f},{(top + bottom) / 2:.1f}) rotate(-90)" '
+               f'text-anchor="middle" class="axis">{esc(y.label)}</text>')
+    return "".join(out)
+
+
+def _legend(entries: Sequence[tuple[str, str, bool]], x: float, y: float) -> str:
+    """(name, colour, dashed) entries stacked from (x, y)."""
+    out = []
+    for i, (name, colour, dashed) in enumerate(entries):
+        py = y + i * 17
+        dash = ' stroke-dasharray="5 3"' if dashed else ""
+        short = name if len(name) <= 30 else name[:29] + "…"
+        out.append(f'<g class="legend"><line x1="{x:.1f}" y1="{py:.1f}" x2="{x + 18:.1f}" y2="{py:.1f}" '
+                   f'stroke="{colour}" stroke-width="3"{dash}/><text x="{x + 24:.1f}" y="{py + 4:.1f}" '
+                   f'class="tick">{esc(short)}<title>{esc(name)}</title></text></g>')
+    return "".join(out)
+
+
+def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart: str = "",
+               markers: Sequence[tuple[float, Mark, str]] = (), legend: bool = True) -> str:
+    """Lines (or points) over two axes; ``markers`` are labelled dots (x, y mark, label)."""
+    box = (84.0, 40.0, WIDTH - (230.0 if legend else 20.0), HEIGHT - 52.0)
+    left, top, right, bottom = box
+    out = [_frame(x, y, box)]
+    for index, line in enumerate(series):
+        colour = line.colour or PALETTE[index % len(PALETTE)]
+        coords = [(x.at(px, left, right), y.at(mark.value, bottom, top), mark) for px, mark in line.points]
+        if line.kind in ("line", "step") and len(coords) > 1:
+            dash = ' stroke-dasharray="6 4"' if line.dashed else ""
+            path = " ".join(f"{'M' if i == 0 else 'L'}{cx:.1f},{cy:.1f}" for i, (cx, cy, _) in enumerate(coords))
+            out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{line.width}"{dash}>'
+                       f'<title>{esc(line.name)}</title></path>')
+        radius = 3.5 if line.kind == "points" else 2.0
+        for cx, cy, mark in coords:
+            if mark.pointer or line.kind == "points":
+                fill = "white" if line.kind == "points" else colour
+                out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius}" fill="{fill}" stroke="{colour}" '
+                           f'stroke-width="1.5"{_attrs(mark)}>{_tip(mark)}</circle>')
+    for px, mark, label in markers:
+        cx, cy = x.at(px, left, right), y.at(mark.value, bottom, top)
+        out.append(f'<g class="marker"><circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="none" stroke="{INK}" '
+                   f'stroke-width="1.5"{_attrs(Mark(value=px, pointer=mark.pointer))}>{_tip(mark)}</circle>'
+                   f'<text x="{cx + 7:.1f}" y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
+    if legend:
+        out.append(_legend([(s.name, s.colour or PALETTE[i % len(PALETTE)], s.dashed) for i, s in enumerate(series)],
+                           right + 16, top + 6))
+    return figure(title, "".join(out), chart=chart)
+
+
+def bar_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str, Sequence[Mark]]], y: Axis, *,
+              x_label: str, chart: str = "", limit: tuple[float, str] | None = None) -> str:
+    """Vertical bars, stacked when there are several series; ``limit`` draws a labelled line (a budget)."""
+    legend = len(series) > 1
+    box = (84.0, 40.0, WIDTH - (190.0 if legend else 20.0), HEIGHT - 52.0)
+    left, top, right, bottom = box
+    axis = Axis(low=0, high=max(len(categories), 1), ticks=(), label=x_label, format=str)
+    out = [_frame(axis, y, box, x_categories=categories)]
+    slot = (right - left) / max(len(categories), 1)
+    bar = min(slot * 0.7, 60)
+    for c, name in enumerate(categories):
+        cx = left + slot * (c + 0.5)
+        base = 0.0
+        for s, (series_name, marks) in enumerate(series):
+            mark = marks[c]
+            y0, y1 = y.at(base, bottom, top), y.at(base + mark.value, bottom, top)
+            out.append(f'<rect x="{cx - bar / 2:.1f}" y="{min(y0, y1):.1f}" width="{bar:.1f}" '
+                       f'height="{max(abs(y0 - y1), 0.5):.1f}" fill="{PALETTE[s % len(PALETTE)]}"{_attrs(mark)}>'
+                       f'{_tip(mark)}</rect>')
+            base += mark.value
+        out.append(f'<text x="{cx:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" class="tick">{esc(name)}</text>')
+    if limit is not None:
+        py = y.at(limit[0], bottom, top)
+        out.append(f'<line x1="{left:.1f}" y1="{py:.1f}" x2="{right:.1f}" y2="{py:.1f}" stroke="{PALETTE[2]}" '
+                   f'stroke-width="2" stroke-dasharray="6 4"/><text x="{right - 4:.1f}" y="{py - 6:.1f}" '
+                   f'text-anchor="end" class="note">{esc(limit[1])}</text>')
+    if legend:
+        out.append(_legend([(name, PALETTE[i % len(PALETTE)], False) for i, (name, _) in enumerate(series)],
+                           right + 16, top + 6))
+    return figure(title, "".join(out), chart=chart)
+
+
+def horizontal_bars(title: str, rows: Sequence[tuple[str, Mark]], x: Axis, *, chart: str = "",
+                    label: Format | None = None) -> str:
+    """One labelled horizontal bar per row, its value printed at its end (with ``label``, else the axis format)."""
+    label = label or x.format
+    height = max(140, 70 + 30 * len(rows))
+    left, top, right, bottom = 210.0, 40.0, WIDTH - 90.0, height - 44.0
+    out = [_frame(x, Axis(low=0, high=1, ticks=(), label="", format=str), (left, top, right, bottom))]
+    slot = (bottom - top) / max(len(rows), 1)
+    for i, (name, mark) in enumerate(rows):
+        cy = top + slot * (i + 0.5)
+        x1 = x.at(mark.value, left, right)
+        out.append(f'<text x="{left - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" class="tick">{esc(name)}</text>'
+                   f'<rect x="{left:.1f}" y="{cy - slot * 0.35:.1f}" width="{max(x1 - left, 0.5):.1f}" '
+                   f'height="{slot * 0.7:.1f}" fill="{PALETTE[i % len(PALETTE)]}"{_attrs(mark)}>{_tip(mark)}</rect>'
+                   f'<text x="{x1 + 6:.1f}" y="{cy + 4:.1f}" class="note">{esc(label(mark.value))}</text>')
+    return figure(title, "".join(out), height=int(height), chart=chart)
+
+
+def tornado(title: str, rows: Sequence[tuple[str, Mark, Mark]], x: Axis, center: float, *,
+            chart: str = "") -> str:
+    """Bars from ``center`` (the nominal outcome) to each row's outcome with its input low and high."""
+    height = max(160, 100 + 26 * len(rows))
+    left, top, right, bottom = 250.0, 58.0, WIDTH - 30.0, height - 44.0
+    out = [_frame(x, Axis(low=0, high=1, ticks=(), label="", format=str), (left, top, right, bottom))]
+    slot = (bottom - top) / max(len(rows), 1)
+    cx = x.at(center, left, right)
+    for i, (label, low, high) in enumerate(rows):
+        cy = top + slot * (i + 0.5)
+        out.append(f'<text x="{left - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" class="tick">{esc(label)}'
+                   f'<title>{esc(label)}</title></text>')
+        for mark, colour in ((low, PALETTE[0]), (high, PALETTE[1])):
+            px = x.at(mark.value, left, right)
+            out.append(f'<rect x="{min(px, cx):.1f}" y="{cy - slot * 0.36:.1f}" width="{max(abs(px - cx), 0.5):.1f}" '
+                       f'height="{slot * 0.72:.1f}" fill="{colour}" fill-opacity="0.85"{_attrs(mark)}>'
+                       f'{_tip(mark)}</rect>')
+    out.append(f'<line x1="{cx:.1f}" y1="{top - 4:.1f}" x2="{cx:.1f}" y2="{bottom:.1f}" stroke="{INK}" '
+               f'stroke-width="1.5"/>')
+    out.append(_legend([("input at its low end", PALETTE[0], False)], left, 40)
+               + _legend([("input at its high end", PALETTE[1], False)], left + 200, 40))
+    return figure(title, "".join(out), height=int(height), chart=chart)
+
+
+def histogram(title: str, edges: Sequence[float], counts: Sequence[Mark], x: Axis, y: Axis, *, chart: str = "",
+              lines: Sequence[tuple[Mark, str]] = ()) -> str:
+    """Bars between ``edges``; ``lines`` are labelled verticals (percentiles)."""
+    left, top, right, bottom = 84.0, 40.0, WIDTH - 20.0, HEIGHT - 52.0
+    out = [_frame(x, y, (left, top, right, bottom))]
+    for i, mark in enumerate(counts):
+        x0, x1 = x.at(edges[i], left, right), x.at(edges[i + 1], left, right)
+        y1 = y.at(mark.value, bottom, top)
+        out.append(f'<rect x="{x0:.1f}" y="{y1:.1f}" width="{max(x1 - x0 - 0.5, 0.5):.1f}" '
+                   f'height="{max(bottom - y1, 0.5):.1f}" fill="{PALETTE[0]}"{_attrs(mark)}>{_tip(mark)}</rect>')
+    for i, (mark, label) in enumerate(lines):
+        px = x.at(mark.value, left, right)
+        out.append(f'<line x1="{px:.1f}" y1="{top:.1f}" x2="{px:.1f}" y2="{bottom:.1f}" stroke="{PALETTE[2]}" '
+                   f'stroke-width="2"{_attrs(mark)}>{_tip(mark)}</line>'
+                   f'<text x="{px + 4:.1f}" y="{top + 12 + 14 * i:.1f}" class="note">{esc(label)}</text>')
+    return figure(title, "".join(out), chart=chart)
+
+
+def layered_diagram(title: str, layers: Sequence[tuple[str, Mark]], gaps: Sequence[str], *, chart: str = "",
+                    most: int = 8) -> str:
+    """Boxes in layers, bottom up, each layer ``(name, count mark)``, every box wired to the layer above.
+
+    A layer of more than ``most`` boxes shows the first ones, an ellipsis and the last; ``gaps[i]``
+    labels the links between layer ``i`` and ``i + 1``.
+    """
+    height = 100 + 92 * (len(layers) - 1)
+    left, right = 210.0, WIDTH - 20.0
+    rows = []
+    for level, (name, mark) in enumerate(layers):
+        count = int(mark.value)
+        shown = list(range(count)) if count <= most else [*range(most - 2), -1, count - 1]
+        y = height - 40 - level * 92
+        step = (right - left) / max(len(shown), 1)
+        rows.append((name, mark, y, [(left + step * (i + 0.5), box) for i, box in enumerate(shown)]))
+    out = []
+    for level in range(len(rows) - 1):
+        _, _, y0, boxes0 = rows[level]
+        _, _, y1, boxes1 = rows[level + 1]
+        for x0, a in boxes0:
+            for x1, b in boxes1:
+                if a >= 0 and b >= 0:
+                    out.append(f'<line x1="{x0:.1f}" y1="{y0 - 14:.1f}" x2="{x1:.1f}" y2="{y1 + 14:.1f}" '
+                               f'stroke="{PALETTE[0]}" stroke-opacity="0.35"/>')
+        out.append(f'<text x="{left - 8:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="end" class="note">'
+                   f'{esc(gaps[level])}</text>')
+    for level, (name, mark, y, boxes) in enumerate(rows):
+        short = name.split(" ")[-1] if " " in name else name
+        out.append(f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end" class="axis"{_attrs(mark)}>'
+                   f'{esc(name)}{_tip(mark)}</text>')
+        width = min(64.0, (right - left) / max(len(boxes), 1) - 6)
+        for x, box in boxes:
+            if box < 0:
+                out.append(f'<text x="{x:.1f}" y="{y + 5:.1f}" text-anchor="middle" class="axis">…</text>')
+                continue
+            out.append(f'<rect x="{x - width / 2:.1f}" y="{y - 14:.1f}" width="{width:.1f}" height="28" rx="4" '
+                       f'fill="{PALETTE[level % len(PALETTE)]}" fill-opacity="0.25" stroke="{PALETTE[level % len(PALETTE)]}">'
+                       f'<title>{esc(short)} {box + 1}</title></rect>'
+                       f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" class="tick">{box + 1}</text>')
+    return figure(title, "".join(out), height=height, chart=chart)

@@ -1,0 +1,115 @@
+"""Terminal views of the sensitivity and compare documents (rich tables, as report/terminal.py)."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from clusterplan.report.terminal import _console, _months, _table, escape
+from clusterplan.units import format_usd
+
+
+
+def _money(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return format_usd(value) if abs(value) >= 100 else f"${value:,.2f}"
+
+
+def render_sensitivity(doc: dict[str, Any], stream: TextIO) -> None:
+    console = _console(stream)
+    cluster, mc, offer = doc["scenario"]["cluster"], doc["monte_carlo"], doc["offer"]
+    console.print(f"[bold]clusterplan sensitivity[/bold]: {cluster['num_nodes'] * cluster['gpus_per_node']} x "
+                  f"{cluster['gpu']}, {doc['years']} years; {mc['samples']:,} samples, seed {mc['seed']}"
+                  + (f"; break-even vs {offer}" if offer else ""))
+    table = _table(f"Monte Carlo ({doc['distribution']} per input)", "Output", "Nominal", "P10", "P50", "P90",
+                   right=(1, 2, 3, 4))
+    rows = [("TCO", "tco_usd", _money), ("Cost per delivered GPU-hour", "cost_per_gpu_hour_usd", _money)]
+    if offer:
+        rows.append((f"Break-even vs {offer}", "breakeven_months", _months))
+    for name, metric, fmt in rows:
+        spread = mc[metric]
+        table.add_row(name, fmt(doc["nominal"][metric]), *(fmt(spread[q]) for q in ("p10", "p50", "p90")))
+    console.print(table)
+    if offer:
+        console.print(f"Breaks even against {offer} within {doc['horizon_months']} months in "
+                      f"{mc['breakeven_probability']:.1%} of samples\n")
+
+    tornado = _table("Tornado: each input alone at its low / high end (largest TCO swing first)",
+                     "Input", "Low .. high", "TCO", "Swing", "$/GPU-h", "Break-even", right=(1, 2, 3, 4, 5))
+    sources = {item["key"]: item["range_source"] for item in doc["inputs"]}
+    for swing in doc["tornado"]:
+        low, high = swing["low"], swing["high"]
+        tornado.add_row(swing["key"] + (" *" if sources[swing["key"]] == "catalog" else ""),
+                        f"{swing['low_value']:,.6g} .. {swing['high_value']:,.6g}",
+                        f"{_money(low['tco_usd'])} / {_money(high['tco_usd'])}", _money(swing["tco_swing_usd"]),
+                        f"{low['cost_per_gpu_hour_usd']:.2f} / {high['cost_per_gpu_hour_usd']:.2f}",
+                        f"{_short(low['breakeven_months'])} / {_short(high['breakeven_months'])}" if offer else "-")
+    console.print(tornado)
+    console.print("  * range from the catalog's low/high (sources disagree); the others are +-20 % of the nominal")
+    fixed = [item["key"] for item in doc["inputs"] if not item["varies"]]
+    if fixed:
+        console.print(f"  fixed (zero range): {', '.join(fixed)}")
+    console.print("\n[bold]What drives the spread[/bold] (Spearman rank correlation with each output)")
+    for metric, pairs in mc["drivers"].items():
+        top = ", ".join(f"{pair['key']} {pair['rank_correlation']:+.2f}" for pair in pairs[:4])
+        console.print(f"  {metric}: {escape(top)}", soft_wrap=True)
+
+
+def _short(month: int | None) -> str:
+    return "never" if month is None else str(month)
+
+
+def format_figure(value: float | None, unit: str) -> str:
+    """A compare figure in its unit: money, months, GB/s, days, or the number and its unit."""
+    if value is None:
+        return "never" if unit == "month" else "-"
+    if unit.startswith("USD"):
+        return _money(value)
+    if unit == "month":
+        return f"month {value}"
+    if unit == "B/s":
+        return f"{value / 1e9:,.1f} GB/s"
+    if unit == "s" and abs(value) >= 86400:
+        return f"{value / 86400:,.2f} days"
+    return f"{value:,.6g} {unit}"
+
+
+def format_delta(value: float | None, unit: str) -> str:
+    """A signed difference in the figure's unit ("+$150.31K", "+1 months", "-0.52 days")."""
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    sign = "+" if value > 0 else "-"
+    if unit == "month":
+        return f"{sign}{abs(value):g} months"
+    if unit.startswith("USD") or unit in ("B/s", "s"):
+        return sign + format_figure(abs(value), unit)
+    return f"{sign}{abs(value):,.4g} {unit}"
+
+
+def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
+    console = _console(stream)
+    labels = doc["labels"]
+    console.print(f"[bold]clusterplan compare[/bold]: {escape(' vs '.join(labels))} (deltas against "
+                  f"{escape(labels[0])})")
+    columns = ("", *labels, *(f"Δ {label}" for label in labels[1:]))
+    right = tuple(range(1, len(columns)))
+    headlines = _table("Headline figures", *(escape(c) for c in columns), right=right)
+    for row in doc["headlines"]:
+        if row["changed"]:
+            headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) for v in row["values"]),
+                              *(format_delta(d, row["unit"]) for d in row["deltas"][1:]))
+    console.print(headlines)
+    if doc["unchanged"]["headlines"]:
+        console.print(f"  ... {doc['unchanged']['headlines']} unchanged figures folded\n")
+    bom = _table("Bill of materials (quantity, total USD)", *(escape(c) for c in columns), right=right)
+    for line in doc["bom"]:
+        if line["changed"]:
+            bom.add_row(f"{line['category']}: {escape(line['item'])}",
+                        *(f"{q:,.4g}: {_money(t)}" if q else "-" for q, t in zip(line["quantities"],
+                                                                                   line["totals_usd"])),
+                        *(format_delta(d, "USD") for d in line["deltas_usd"][1:]))
+    console.print(bom)
+    if doc["unchanged"]["bom"]:
+        console.print(f"  ... {doc['unchanged']['bom']} unchanged lines folded (--format json lists them)")

@@ -1,0 +1,131 @@
+"""The HTML report in headless Chromium: no console errors, every chart drawn, no request leaves the page.
+
+Driven by the playwright package against the system chromium (never a downloaded browser); skipped
+where either is missing. The reference report's screenshot is saved to $CLUSTERPLAN_ARTIFACTS (or a
+temporary folder) as report-reference.png.
+"""
+
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clusterplan.cli.main import main
+
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH")
+
+ROOT = Path(__file__).parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+CHARTS = {"capex", "opex", "ownership", "power", "fabric", "collectives", "tornado-tco_usd",
+          "tornado-breakeven_months", "histogram"}
+
+
+def render(*argv) -> str:
+    """What the command writes to stdout, run in process."""
+    from contextlib import redirect_stdout
+
+    buffer = io.StringIO()
+    with redirect_stdout(buffer):
+        assert main(list(argv)) == 0
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+class Opened:
+    """A page with the HTML loaded, and what it tried: console errors, requests, dialogs."""
+
+    def __init__(self, browser, html: str):
+        self.errors, self.requests, self.dialogs = [], [], []
+        self.page = browser.new_page(viewport={"width": 1100, "height": 900})
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.route("**/*", self._route)
+        self.page.set_content(html, wait_until="load")
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(("data:", "about:")):
+            route.continue_()
+        else:
+            self.requests.append(url)
+            route.abort()
+
+    def charts(self) -> list[dict]:
+        return self.page.evaluate("""() => [...document.querySelectorAll('figure.chart')].map(f => {
+            const svg = f.querySelector('svg'), box = svg.getBoundingClientRect();
+            return {chart: f.dataset.chart, marks: svg.querySelectorAll('rect, path, circle, line').length,
+                    texts: svg.querySelectorAll('text').length, width: box.width, height: box.height,
+                    drawn: [...svg.querySelectorAll('rect, path, circle')].filter(e => {
+                        const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; }).length};
+        })""")
+
+
+def check_page(opened: Opened, charts: set[str]) -> None:
+    assert opened.errors == [] and opened.requests == [] and opened.dialogs == []
+    found = opened.charts()
+    assert {c["chart"] for c in found} == charts
+    for chart in found:
+        assert chart["marks"] > 0 and chart["drawn"] > 0 and chart["texts"] > 2, chart
+        assert chart["width"] > 100 and chart["height"] > 100, chart
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_report_renders(browser, example, tmp_path_factory):
+    """Each example's report: no console error, all nine charts drawn, no request made."""
+    opened = Opened(browser, render("report", str(example), "--samples", "5000"))
+    try:
+        check_page(opened, CHARTS)
+        assert opened.page.locator("h2").count() == 9
+        if example.stem == "reference-128x-h100":
+            folder = Path(os.environ.get("CLUSTERPLAN_ARTIFACTS") or tmp_path_factory.mktemp("artifacts"))
+            folder.mkdir(parents=True, exist_ok=True)
+            shot = folder / "report-reference.png"
+            opened.page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 50_000
+    finally:
+        opened.page.close()
+
+
+def test_compare_page_renders(browser):
+    """The compare page: its chart drawn, the folded rows expandable, nothing fetched."""
+    opened = Opened(browser, render("compare", str(ROOT / "examples/reference-128x-h100.toml"),
+                                    str(ROOT / "examples/reference-roce-200g.toml"), "--format", "html"))
+    try:
+        check_page(opened, {"compare-tco"})
+        opened.page.locator("details summary").first.click()
+        assert opened.page.locator("details[open] table").count() == 1
+    finally:
+        opened.page.close()
+
+
+def test_markup_in_the_scenario_is_text(browser, tmp_path):
+    """A name with <script> and notes with an onerror image are shown as text; neither runs."""
+    path = tmp_path / "evil.toml"
+    path.write_text('[about]\nname = "<script>window.pwned = 1; alert(1)</script>"\n'
+                    'notes = "<img src=x onerror=\\"window.pwned = 2\\"> <b>bold?</b>"\n')
+    for html in (render("report", str(path), "--samples", "500"),
+                 render("compare", str(path), str(path), "--format", "html")):
+        opened = Opened(browser, html)
+        try:
+            assert opened.page.evaluate("window.pwned") is None and opened.dialogs == [] and opened.requests == []
+            assert "<script>window.pwned = 1; alert(1)</script>" in opened.page.locator("h1").inner_text()
+            assert opened.page.locator("main script, header script, img, header b").count() == 0
+        finally:
+            opened.page.close()
+    opened = Opened(browser, render("report", str(path), "--samples", "500"))
+    try:
+        assert '<img src=x onerror="window.pwned = 2"> <b>bold?</b>' in opened.page.locator(".notes").inner_text()
+    finally:
+        opened.page.close()

@@ -1,0 +1,68 @@
+"""compare(): headline figures and BoM lines across plan documents, deltas against the first."""
+
+import pytest
+
+from clusterplan.compare import HEADLINES, compare
+from clusterplan.plan import plan
+from clusterplan.report.export import plan_document
+from clusterplan.spec import load_spec
+
+
+@pytest.fixture(scope="module")
+def ib_roce(catalog):
+    return [plan_document(plan(load_spec(None, overrides), catalog))
+            for overrides in ([], ["network.fabric=roce-200g"])]
+
+
+def test_headlines_carry_values_and_deltas(ib_roce):
+    """TCO, capex and cost per GPU-hour of each scenario, each delta the difference from the first."""
+    result = compare(["ib", "roce"], ib_roce)
+    by_key = {f.key: f for f in result.headlines}
+    tco = by_key["cost.tco_usd"]
+    assert tco.values == (ib_roce[0]["cost"]["tco_usd"], ib_roce[1]["cost"]["tco_usd"])
+    assert tco.deltas == (0.0, tco.values[1] - tco.values[0]) and tco.changed
+    assert not by_key["design.num_gpus"].changed
+    plan_paths = [path for path, _, _ in HEADLINES if path.split(".")[0] in ("cost", "design")]
+    assert [f.key for f in result.headlines if f.key.split(".")[0] in ("cost", "design")] == plan_paths
+
+
+def test_a_figure_only_some_documents_have(ib_roce):
+    """A headline no document has is left out; one that only some have is None for the others."""
+    assert not any(f.key.startswith("training.") for f in compare(["ib", "roce"], ib_roce).headlines)
+    trained = {**ib_roce[1], "training": {"time_to_train_s": 1.97e6, "cost_to_train_usd": 326e3}}
+    rows = {f.key: f for f in compare(["ib", "roce"], [ib_roce[0], trained]).headlines}
+    assert rows["training.time_to_train_s"].values == (None, 1.97e6)
+    assert rows["training.time_to_train_s"].deltas == (None, None) and rows["training.time_to_train_s"].changed
+    assert "training.mfu" not in rows
+
+
+def test_breakeven_per_offer_and_never(ib_roce):
+    """Every offer gets a break-even row; 'never' is None and its delta None."""
+    result = compare(["ib", "roce"], ib_roce)
+    rows = {f.key: f for f in result.headlines if f.key.startswith("cloud.")}
+    assert len(rows) == len(ib_roce[0]["cloud"])
+    spot = rows["cloud.nebius-h100-spot.breakeven_months"]
+    assert spot.values == (None, None) and spot.deltas == (None, None) and not spot.changed
+
+
+def test_bom_lines_matched_by_id_and_item(ib_roce):
+    """Lines present in one scenario only have quantity 0 and no unit price in the other; unchanged lines are flagged."""
+    result = compare(["ib", "roce"], ib_roce)
+    switches = [line for line in result.bom if line.catalog_id == "qm9700-ndr200"]
+    assert switches and all(line.quantities[1] == 0 and line.unit_prices_usd[1] is None for line in switches)
+    assert all(line.deltas_usd[1] == -line.totals_usd[0] for line in switches)
+    gpu = next(line for line in result.bom if line.catalog_id == "h100-sxm")
+    assert not gpu.changed
+    total = [sum(line.totals_usd[k] for line in result.bom) for k in (0, 1)]
+    assert total == pytest.approx([doc["cost"]["capex_usd"] for doc in ib_roce])
+    categories = [line.category for line in result.bom]
+    assert categories == sorted(categories, key=["compute", "network", "storage", "facility"].index)
+
+
+def test_three_scenarios_and_one_is_rejected(ib_roce, catalog):
+    """Three documents give three values per row; fewer than two is an error."""
+    third = plan_document(plan(load_spec(None, ["cluster.num_nodes=8"]), catalog))
+    result = compare(["a", "b", "c"], [*ib_roce, third])
+    assert all(len(f.values) == 3 for f in result.headlines)
+    with pytest.raises(ValueError):
+        compare(["a"], ib_roce[:1])
