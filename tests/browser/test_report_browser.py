@@ -2,7 +2,8 @@
 
 Driven by the playwright package against the system chromium (never a downloaded browser); skipped
 where either is missing. The reference report's screenshot is saved to $CLUSTERPLAN_ARTIFACTS (or a
-temporary folder) as report-reference.png.
+temporary folder) as report-reference.png (the whole page) and report-reference-top.png (its first
+2,960 pixels, the picture in the README).
 """
 
 import io
@@ -84,16 +85,17 @@ def check_page(opened: Opened, charts: set[str]) -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_report_renders(browser, example, tmp_path_factory):
     """Each example's report: no console error, all nine charts drawn, no request made."""
-    opened = Opened(browser, render("report", str(example), "--samples", "5000"))
+    opened = Opened(browser, render("report", os.path.relpath(example), "--samples", "5000"))
     try:
         check_page(opened, CHARTS)
         assert opened.page.locator("h2").count() == 9
         if example.stem == "reference-128x-h100":
             folder = Path(os.environ.get("CLUSTERPLAN_ARTIFACTS") or tmp_path_factory.mktemp("artifacts"))
             folder.mkdir(parents=True, exist_ok=True)
-            shot = folder / "report-reference.png"
+            shot, top = folder / "report-reference.png", folder / "report-reference-top.png"
             opened.page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 50_000
+            opened.page.screenshot(path=str(top), full_page=True, clip={"x": 0, "y": 0, "width": 1100, "height": 2960})
+            assert shot.stat().st_size > 50_000 and top.stat().st_size > 20_000
     finally:
         opened.page.close()
 

@@ -125,7 +125,7 @@ def _md_cell(value: Cell) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,.2f}" if abs(value) < 1000 else f"{value:,.0f}"
+        return f"{value:,.2f}" if abs(value) < 1000 and value != int(value) else f"{value:,.0f}"
     return "" if value is None else str(value).replace("|", "\\|").replace("\n", " ")
 
 
