@@ -98,7 +98,7 @@ def reference_outputs(tmp_path_factory):
 
 
 def test_html_numbers_match_the_json(reference_outputs):
-    """Every number in the HTML (table cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
+    """Every number in the HTML (cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
     report = json.loads(reference_outputs["report.json"].read_text())
     planned = json.loads(reference_outputs["plan.json"].read_text())
     found = numbers(reference_outputs["html"].read_text())
