@@ -68,14 +68,14 @@ def shown_agrees(text: str, value) -> bool:
         return text in ("never", "-", "")
     if text.startswith("month "):
         return int(text.split()[1]) == value
-    match = re.search(r"([-+]?)\$?([\d,]*\.?\d+)\s*([KMB]?)(\s*GB/s|%)?", text)
+    match = re.search(r"([-+]?)\$?([\d,]*\.?\d+)\s*([KMB]?)(\s*GB/s|%|\s*pp|\s*days|\s*h\b)?", text)
     assert match, text
     sign, digits, suffix, unit = match.groups()
     scale = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9}[suffix]
-    if unit and "GB/s" in unit and abs(value) > 1e6:
+    unit = (unit or "").strip()
+    if unit == "GB/s" and abs(value) > 1e6:
         scale = 1e9
-    if unit == "%":
-        scale = 0.01
+    scale *= {"%": 0.01, "pp": 0.01, "days": 86400, "h": 3600}.get(unit, 1)
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     shown = float(digits.replace(",", "")) * scale * (-1 if sign == "-" else 1)
     return abs(shown - value) <= 0.5 * 10 ** -decimals * scale * (1 + 1e-9) + 1e-12
@@ -98,7 +98,7 @@ def reference_outputs(tmp_path_factory):
 
 
 def test_html_numbers_match_the_json(reference_outputs):
-    """Every number in the HTML (table cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
+    """Every number in the HTML (cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
     report = json.loads(reference_outputs["report.json"].read_text())
     planned = json.loads(reference_outputs["plan.json"].read_text())
     found = numbers(reference_outputs["html"].read_text())

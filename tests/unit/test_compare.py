@@ -46,7 +46,7 @@ def test_breakeven_per_offer_and_never(ib_roce):
 
 
 def test_bom_lines_matched_by_id_and_item(ib_roce):
-    """Lines present in one scenario only have quantity 0 and no unit price in the other; unchanged lines are flagged."""
+    """A line in one scenario only has quantity 0 and no unit price in the other; unchanged lines are flagged."""
     result = compare(["ib", "roce"], ib_roce)
     switches = [line for line in result.bom if line.catalog_id == "qm9700-ndr200"]
     assert switches and all(line.quantities[1] == 0 and line.unit_prices_usd[1] is None for line in switches)

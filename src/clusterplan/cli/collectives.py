@@ -51,10 +51,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"must be between 1 and the cluster's {built.num_gpus} GPUs, got {gpus}", key="--gpus")
     if gpus > built.gpus_per_node and gpus % built.gpus_per_node:
         raise ConfigError(f"{gpus} GPUs do not fill whole nodes of {built.gpus_per_node}", key="--gpus")
-    calibrate = (lambda prediction: _calibrate(prediction, args.calibration, args.op, gpus)) if args.calibration else None
+
+    def calibrate(prediction):
+        return _calibrate(prediction, args.calibration, args.op, gpus)
+
     measured = _measured(args.measured, args.op) if args.measured else None
     document = predicted_document(spec, built, op=args.op, sizes=sizes, gpus=gpus, dtype=args.dtype,
-                                  measured=measured, measured_source=args.measured or "", calibrate=calibrate)
+                                  measured=measured, measured_source=args.measured or "",
+                                  calibrate=calibrate if args.calibration else None)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
@@ -127,5 +131,6 @@ def read_measured(path: str, op: str | None = None) -> tuple[str | None, int | N
         except (ValueError, KeyError, TypeError) as error:
             raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
     log = parse_nccl_tests(text, source=path, op=op)
-    return log.op, log.num_ranks, {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
-                             "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}
+    return log.op, log.num_ranks, {row.size_bytes: {"time_s": row.out_of_place.time_s,
+                                                    "algbw_GBps": row.out_of_place.algbw_GBps,
+                                                    "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}

@@ -98,10 +98,13 @@ def ownership(doc: dict) -> Part:
     rented = [svg.Series(name=c["offer"], dashed=True, points=(
         (0, Mark(value=0.0)), (horizon, mark(doc, f"/plan/cloud/{i}/total_usd", f"{c['offer']}, month {horizon}"))))
         for i, c in enumerate(cloud)]
-    markers = [(c["breakeven_months"], Mark(value=resolve(doc, f"/plan/cost/cumulative_usd_by_month/{c['breakeven_months']}"),
-                                            pointer=f"/plan/cloud/{i}/breakeven_months",
-                                            tip=f"{c['offer']} overtakes owning in month {c['breakeven_months']}"),
-                f"m{c['breakeven_months']}") for i, c in enumerate(cloud) if c["breakeven_months"] is not None]
+    markers = []
+    for i, c in enumerate(cloud):
+        month = c["breakeven_months"]
+        if month is not None:
+            markers.append((month, Mark(value=resolve(doc, f"/plan/cost/cumulative_usd_by_month/{month}"),
+                                        pointer=f"/plan/cloud/{i}/breakeven_months",
+                                        tip=f"{c['offer']} overtakes owning in month {month}"), f"m{month}"))
     values = [own.points[-1][1].value] + [s.points[-1][1].value for s in rented]
     x = svg.Axis(low=0, high=horizon, ticks=tuple(range(0, horizon + 1, 6 if horizon <= 60 else 12)),
                  label="months from purchase", format=lambda v: f"{v:g}")
@@ -157,8 +160,8 @@ def fabric(doc: dict) -> Part:
     rows = [f'<tr><td>{esc(between)} links</td>'
             f'{td(doc, pointer("plan", "design", "fabric", "links", between), lambda v: f"{v:,}")}'
             f'<td>{esc(gbps)}</td></tr>' for between in f["links"]]
-    rows.append(f'<tr><td>bisection bandwidth per GPU</td>'
-                f'{td(doc, "/plan/design/fabric/bisection_bw_Bps_per_gpu", lambda v: f"{v / 1e9:.1f} GB/s")}<td></td></tr>')
+    bisection = td(doc, "/plan/design/fabric/bisection_bw_Bps_per_gpu", lambda v: f"{v / 1e9:.1f} GB/s")
+    rows.append(f"<tr><td>bisection bandwidth per GPU</td>{bisection}<td></td></tr>")
     return section("fabric", "Fabric", chart + table(("Links", "Count", "Speed"), rows, numeric=(1,)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from clusterplan.report import svg
-from clusterplan.report.page import Part, mark, money, months, page, resolve, section, table, td
+from clusterplan.report.page import Part, mark, money, months, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.terminal_analysis import format_delta, format_figure
 
@@ -48,8 +48,8 @@ def collectives(doc: dict) -> Part | None:
     x = svg.log2_axis(sizes, "message size S (bytes, as nccl-tests counts it)", lambda v: svg.binary_size(v) + "B")
     chart = svg.line_chart("Collective bus bandwidth vs message size (GB/s)", series, x,
                            svg.linear_axis(values, "busbw (GB/s = 1e9 B/s)", lambda v: f"{v:g}"), chart="collectives")
-    body = chart + table(("Group", "Avg busbw", "Busbw at the largest size", "Algorithm there", "Mean |error| vs measured"),
-                         rows, numeric=(1, 2, 4))
+    body = chart + table(("Group", "Avg busbw", "Busbw at the largest size", "Algorithm there",
+                          "Mean |error| vs measured"), rows, numeric=(1, 2, 4))
     sources = [g["measured"]["source"] for g in groups if g.get("measured")]
     if sources:
         body += f'<p class="muted">Measured: {esc(", ".join(sources))} (out-of-place busbw).</p>'
@@ -131,8 +131,8 @@ def sensitivity(doc: dict) -> Part | None:
     driver_rows = []
     for metric, pairs in mc["drivers"].items():
         for j, pair in enumerate(pairs[:5]):
-            driver_rows.append(f"<tr><td>{esc(METRICS.get(metric, metric))}</td><td>{esc(pair['key'])}</td>"
-                               f"{td(doc, f'/sensitivity/monte_carlo/drivers/{metric}/{j}/rank_correlation', lambda v: f'{v:+.2f}')}</tr>")
+            rho = td(doc, f"/sensitivity/monte_carlo/drivers/{metric}/{j}/rank_correlation", lambda v: f"{v:+.2f}")
+            driver_rows.append(f"<tr><td>{esc(METRICS.get(metric, metric))}</td><td>{esc(pair['key'])}</td>{rho}</tr>")
     body += "<h3>What drives them (Spearman rank correlation)</h3>" + table(
         ("Output", "Input (scenario key)", "Rank correlation"), driver_rows, numeric=(2,))
     input_rows = [f"<tr><td>{esc(item['key'])}</td><td>{esc(item['unit'])}</td>"
@@ -183,8 +183,8 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
         parts.append(Part(anchor=kind, title=title, body=body))
     tco = next(i for i, h in enumerate(doc["headlines"]) if h["key"] == "cost.tco_usd")
     bars = [(label, mark(doc, f"/headlines/{tco}/values/{k}", label)) for k, label in enumerate(labels)]
-    chart = svg.horizontal_bars("TCO by scenario (USD)", bars, svg.linear_axis([m.value for _, m in bars], "USD", svg.usd),
-                                chart="compare-tco")
+    axis = svg.linear_axis([m.value for _, m in bars], "USD", svg.usd)
+    chart = svg.horizontal_bars("TCO by scenario (USD)", bars, axis, chart="compare-tco", label=money)
     parts.insert(0, Part(anchor="tco", title="TCO", body=chart))
     sources = " vs ".join(doc["sources"])
     stream.write(page(f"clusterplan compare: {' vs '.join(labels)}", f"{sources} · clusterplan {doc['version']}",

@@ -40,7 +40,8 @@ tr.sub td{font-style:italic;color:#444}.cards{display:grid;grid-template-columns
 gap:10px}.card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}.card .k{color:#555;font-size:12px}
 .card .v{font-size:20px;font-weight:600}figure.chart{margin:10px 0}svg{max-width:100%;height:auto;
 font-family:inherit}svg .chart-title{font-size:15px;font-weight:600;fill:#222}svg .tick{font-size:11px;fill:#444}
-svg .axis{font-size:12px;fill:#222}svg .note{font-size:11px;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}svg rect:hover,svg circle:hover{opacity:.75}
+svg .axis{font-size:12px;fill:#222}svg .note{font-size:11px;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;
+stroke-linejoin:round}svg rect:hover,svg circle:hover{opacity:.75}
 ul.warnings li{margin:4px 0}.muted{color:#666}details summary{cursor:pointer;color:#444}
 nav a{margin-right:10px;color:#2a5db0}
 """

@@ -143,7 +143,8 @@ def _frame(x: Axis, y: Axis, box: tuple[float, float, float, float], *, x_catego
     for tick in y.ticks:
         py = y.at(tick, bottom, top)
         out.append(f'<line x1="{left:.1f}" y1="{py:.1f}" x2="{right:.1f}" y2="{py:.1f}" stroke="{GRID}"/>'
-                   f'<text x="{left - 6:.1f}" y="{py + 4:.1f}" text-anchor="end" class="tick">{esc(y.format(tick))}</text>')
+                   f'<text x="{left - 6:.1f}" y="{py + 4:.1f}" text-anchor="end" class="tick">'
+                   f'{esc(y.format(tick))}</text>')
     if not x_categories:
         for tick in x.ticks:
             px = x.at(tick, left, right)
@@ -327,12 +328,13 @@ def layered_diagram(title: str, layers: Sequence[tuple[str, Mark]], gaps: Sequen
         out.append(f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end" class="axis"{_attrs(mark)}>'
                    f'{esc(name)}{_tip(mark)}</text>')
         width = min(64.0, (right - left) / max(len(boxes), 1) - 6)
+        colour = PALETTE[level % len(PALETTE)]
         for x, box in boxes:
             if box < 0:
                 out.append(f'<text x="{x:.1f}" y="{y + 5:.1f}" text-anchor="middle" class="axis">…</text>')
                 continue
             out.append(f'<rect x="{x - width / 2:.1f}" y="{y - 14:.1f}" width="{width:.1f}" height="28" rx="4" '
-                       f'fill="{PALETTE[level % len(PALETTE)]}" fill-opacity="0.25" stroke="{PALETTE[level % len(PALETTE)]}">'
+                       f'fill="{colour}" fill-opacity="0.25" stroke="{colour}">'
                        f'<title>{esc(short)} {box + 1}</title></rect>'
                        f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" class="tick">{box + 1}</text>')
     return figure(title, "".join(out), height=height, chart=chart)

@@ -69,13 +69,18 @@ def format_figure(value: float | None, unit: str) -> str:
         return f"month {value}"
     if unit == "B/s":
         return f"{value / 1e9:,.1f} GB/s"
-    if unit == "s" and abs(value) >= 86400:
-        return f"{value / 86400:,.2f} days"
-    return f"{value:,.6g} {unit}"
+    if unit == "s":
+        for scale, name in ((86400, "days"), (3600, "h")):
+            if abs(value) >= scale:
+                return f"{value / scale:,.2f} {name}"
+        return f"{value:,.4g} s"
+    if unit == "fraction":
+        return f"{value:.1%}"
+    return f"{value:,.0f} {unit}" if abs(value) >= 1e4 else f"{value:,.6g} {unit}"
 
 
 def format_delta(value: float | None, unit: str) -> str:
-    """A signed difference in the figure's unit ("+$150.31K", "+1 months", "-0.52 days")."""
+    """A signed difference in the figure's unit ("+$150.31K", "+1 months", "+1.47 h", "-0.19 pp")."""
     if value is None:
         return "-"
     if value == 0:
@@ -85,7 +90,9 @@ def format_delta(value: float | None, unit: str) -> str:
         return f"{sign}{abs(value):g} months"
     if unit.startswith("USD") or unit in ("B/s", "s"):
         return sign + format_figure(abs(value), unit)
-    return f"{sign}{abs(value):,.4g} {unit}"
+    if unit == "fraction":
+        return f"{sign}{abs(value) * 100:.2f} pp"
+    return f"{sign}{abs(value):,.0f} {unit}" if abs(value) >= 1e4 else f"{sign}{abs(value):,.4g} {unit}"
 
 
 def render_compare(doc: dict[str, Any], stream: TextIO) -> None:

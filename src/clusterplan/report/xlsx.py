@@ -92,7 +92,8 @@ def xlsx_bytes(tables: tuple[Table, ...]) -> bytes:
     """The workbook as bytes: one sheet per table, in order."""
     n = len(tables)
     content_types = (f'{_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-                     f'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+                     '<Default Extension="rels" '
+                     'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
                      '<Default Extension="xml" ContentType="application/xml"/>'
                      f'<Override PartName="/xl/workbook.xml" ContentType="{_TYPE}.sheet.main+xml"/>'
                      f'<Override PartName="/xl/styles.xml" ContentType="{_TYPE}.styles+xml"/>'
