@@ -195,7 +195,8 @@ class ReliabilitySettings:
     failure_rates: Mapping[str, float] = field(default_factory=dict)  # overrides, per 1000 component-days
     days: float                       # wall-clock length of the run, for the expected interruptions
     checkpoint_interval_min: float    # 0 = Daly's optimum
-    async_checkpoint: bool            # only the GPU-to-host copy blocks training
+    async_checkpoint: bool            # only the GPU-to-host copy (and the metadata) blocks training
+    checkpoint_metadata_s: float      # blocking per checkpoint whatever its size: planning, metadata, commit
     checkpoint_bytes_per_param: float
     checkpoints_kept: int
     dataset_tb: float = unit("TB")    # 0 = workload.tokens x bytes_per_token
@@ -215,7 +216,8 @@ class ReliabilitySettings:
                   f"to ignore it)")
         for name in ("days", "checkpoint_bytes_per_param", "bytes_per_token", "repair_hours"):
             _positive(getattr(self, name), name)
-        for name in ("checkpoint_interval_min", "dataset_tb", "detect_min", "restart_overhead_min"):
+        for name in ("checkpoint_interval_min", "checkpoint_metadata_s", "dataset_tb", "detect_min",
+                     "restart_overhead_min"):
             _non_negative(getattr(self, name), name)
         check(self.checkpoints_kept >= 1, "checkpoints_kept", f"must be >= 1, got {self.checkpoints_kept}")
         check(0 < self.spare_confidence < 1, "spare_confidence", f"must be in (0, 1), got {self.spare_confidence}")

@@ -28,6 +28,7 @@ class Checkpoint:
 
     size_bytes: float
     asynchronous: bool
+    metadata_s: float  # blocking whatever the size: save planning, metadata, file creation and commit
     copy_s: float      # each GPU's shard to host memory over its host link
     write_s: float     # the whole checkpoint to the checkpoint tier
     write_Bps: float   # min(tier write bandwidth, writers x per-client bandwidth)
@@ -36,12 +37,13 @@ class Checkpoint:
     def blocking_s(self, interval_s: float = math.inf) -> float:
         """Training time lost per checkpoint at ``interval_s``.
 
-        Synchronous: the save, copy and write pipelined, so the slower of the two. Asynchronous: the
-        copy, plus the wait for the previous write when it has not finished within the interval.
+        Both pay the fixed metadata time. Synchronous: the copy and the write pipelined, so the slower
+        of the two. Asynchronous: the copy, plus the wait for the previous write when it has not
+        finished within the interval.
         """
         if not self.asynchronous:
-            return max(self.copy_s, self.write_s)
-        return self.copy_s + max(0.0, self.write_s - interval_s)
+            return self.metadata_s + max(self.copy_s, self.write_s)
+        return self.metadata_s + self.copy_s + max(0.0, self.write_s - interval_s)
 
     @property
     def unsaved_s(self) -> float:

@@ -133,7 +133,8 @@ def goodput(spec: Spec, design: Design, model: Transformer, num_gpus: int, token
     copy_s = size / num_gpus / parts.gpu.pcie_bw_Bps
 
     def checkpoint_at(rate_Bps: float) -> Checkpoint:
-        return Checkpoint(size_bytes=size, asynchronous=settings.async_checkpoint, copy_s=copy_s,
+        return Checkpoint(size_bytes=size, asynchronous=settings.async_checkpoint,
+                          metadata_s=settings.checkpoint_metadata_s, copy_s=copy_s,
                           write_s=size / rate_Bps, write_Bps=rate_Bps, reload_s=reload_s)
 
     def run(rate_Bps: float) -> Outcome:
