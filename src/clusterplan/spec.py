@@ -303,8 +303,8 @@ def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> Confi
     while key:
         if key in origins:
             source, locate = origins[key]
-            return ConfigError(error.message, key=error.key, source=source,
-                               line=locate(error.key) if locate else None)
+            line = (locate(error.key) or locate(key)) if locate else None  # an inline table's key: its line
+            return ConfigError(error.message, key=error.key, source=source, line=line)
         key = key.rpartition(".")[0]
     return ConfigError(error.message, key=error.key, source=error.source or REFERENCE, line=error.line)
 
