@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from clusterplan.cost import CloudCost, Costs
 from clusterplan.design import Design
-from clusterplan.reliability import Reliability
 from clusterplan.spec import Spec
 from clusterplan.units import format_usd
+
+if TYPE_CHECKING:  # the reliability model is imported only when a workload needs it (plan start-up)
+    from clusterplan.reliability import Reliability
 
 STRANDED_RACK_POWER = 0.20   # flag racks that leave more than this share of their budget unused
 STORAGE_SHARE_OF_GPU = 0.20  # builders budget storage at 20 % of GPU spend or more

@@ -96,10 +96,11 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
         ("Interruptions per day", f"{doc['interruptions_per_day']:.3g} ({doc['expected_interruptions']:,.1f} "
                                   f"expected in {job['days']:g} days)"),
         ("Job mean time to interruption", format_duration(doc["mtti_hours"] * 3600)),
-        ("Checkpoint", f"{format_si(checkpoint['size_bytes'], 'B')} ({checkpoint['bytes_per_param']:g} B/param), "
-                       f"{mode}: copy {format_duration(checkpoint['copy_s'])}, write "
-                       f"{format_duration(checkpoint['write_s'])} at {format_si(checkpoint['write_Bps'], 'B/s')} "
-                       f"to {escape(checkpoint['tier'])}"),
+        ("Checkpoint", f"{format_si(checkpoint['size_bytes'], 'B')} ({checkpoint['bytes_per_param']:g} B/param) to "
+                       f"{escape(checkpoint['tier'])}, {mode}"),
+        ("Copy / write / reload", f"{format_duration(checkpoint['copy_s'])} / {format_duration(checkpoint['write_s'])} "
+                                  f"at {format_si(checkpoint['write_Bps'], 'B/s')} / "
+                                  f"{format_duration(checkpoint['reload_s'])}"),
         ("Blocked per checkpoint", format_duration(checkpoint["blocking_s"])),
         ("Interval: Young / Daly / used", f"{format_duration(interval['young'])} / "
                                           f"{format_duration(interval['daly'])} / "
@@ -113,6 +114,7 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
     ):
         summary.add_row(*row)
     console.print(summary)
+    console.print()
     _causes(console, doc)
     _storage(console, doc["storage"])
     if doc["by_job_size"]:
@@ -131,7 +133,7 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
 
 def _causes(console, doc: dict[str, Any]) -> None:
     days = doc["job"]["days"]
-    table = _table("Interruptions by cause", "Cause", "Scope", "Per 1000/day", "Count", "Per day",
+    table = _table("Interruptions by cause", "Cause", "Scope", "Rate", "Count", "Per day",
                    f"In {days:g} d", "Share", "Waste", right=(2, 3, 4, 5, 6, 7))
     for cause in doc["causes"]:
         table.add_row(cause["id"], cause["scope"], f"{cause['per_1000_unit_days']:.3g}", f"{cause['count']:,.4g}",
@@ -144,14 +146,15 @@ def _causes(console, doc: dict[str, Any]) -> None:
     console.print(table)
     waste = doc["waste"]
     console.print(f"Waste = checkpoints {waste['checkpoint']:.3%} + lost work {waste['lost_work']:.3%} + restarts "
-                  f"{waste['restart']:.3%} of wall time; rates per 1000 component-days "
+                  f"{waste['restart']:.3%} of wall time. Rate: per 1000 component-days of its scope "
                   f"(`clusterplan catalog ID` shows each source)\n")
 
 
 def _storage(console, storage: dict[str, Any]) -> None:
     table = _table("Storage", "", "", header=False)
-    table.add_row("Capacity", f"data set {storage['dataset_tb']:,.1f} TB + checkpoints {storage['checkpoints_tb']:,.2f} "
-                              f"TB = {storage['capacity_tb']:,.1f} TB of {storage['usable_tb']:,.0f} TB")
+    table.add_row("Capacity", f"data set {storage['dataset_tb']:,.2f} TB + checkpoints "
+                              f"{storage['checkpoints_tb']:,.2f} TB = {storage['capacity_tb']:,.2f} TB of "
+                              f"{storage['usable_tb']:,.0f} TB")
     table.add_row("Data loading", f"{format_si(storage['read_Bps'], 'B/s')} needed ({storage['read_basis']}), "
                                   f"{format_si(storage['read_available_Bps'], 'B/s')} available")
     table.add_row("Checkpoint writes", f"cost {storage['storage_cost']:.3%} of goodput (instant writes: "
@@ -169,3 +172,4 @@ def _storage(console, storage: dict[str, Any]) -> None:
         table.add_row("Burst buffer", "not needed" if not storage["client_limited"] else
                       "would not help: the nodes' storage clients are the limit")
     console.print(table)
+    console.print()
