@@ -90,6 +90,10 @@ def test_configured_burst_buffer_takes_the_checkpoints_and_is_bought(catalog):
     assert result.storage.drain_Bps == pytest.approx(result.checkpoint_bytes / result.interval_s)
     lines = [line for line in bill_of_materials(built) if "burst buffer" in line.item]
     assert len(lines) == 1 and lines[0].quantity == 250 and lines[0].catalog_id == "nvme-pfs"
+    without = design(load_spec(None, list(SLOW)), catalog)
+    assert built.burst_buffer_units == 1 and without.burst_buffer_units == 0
+    assert built.it_power_w - without.it_power_w == pytest.approx(2500)   # one 2.5 kW nvme-pfs block
+    assert not any("burst buffer" in line.item for line in bill_of_materials(without))
 
 
 def test_client_limited_jobs_get_no_burst_buffer(catalog):
