@@ -3,7 +3,7 @@ and never rises with the failure rate; Daly's interval never exceeds the mean ti
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from clusterplan.catalog import load_catalog
@@ -17,6 +17,7 @@ CATALOG = load_catalog()
 CAUSES = sorted(CATALOG.families["failures"])
 SETTINGS = settings(deadline=None, max_examples=60)
 MODELS = sorted(PRESETS)
+ROUNDING = 1e-12   # rates a hair apart give goodputs equal but for floating-point rounding
 
 
 def _spec(*overrides):
@@ -65,16 +66,18 @@ def test_goodput_in_unit_interval_and_never_rises_with_the_failure_rate(cause, l
         built = design(spec, CATALOG)
         results.append(goodput(spec, built, PRESETS[model], built.num_gpus, catalog=CATALOG).goodput)
     assert all(0 < g <= 1 for g in results)
-    assert results[1] <= results[0]
+    assert results[1] <= results[0] + ROUNDING
 
 
 @settings(deadline=None, max_examples=500)
+@example(delta=1.2601664404182884, mtti=81556147.4375, restart=0.0, factor=1.0000000000000002)  # rounding only
 @given(delta=st.floats(1e-3, 1e5), mtti=st.floats(1.0, 1e8), restart=st.floats(0.0, 1e5),
        factor=st.floats(1.0, 1e3))
 def test_daly_interval_within_mtti_and_goodput_monotone(delta, mtti, restart, factor):
-    """Daly's tau <= M for every delta and M; at Daly's tau, a shorter M never raises goodput."""
+    """Daly's tau <= M for every delta and M; at Daly's tau, a shorter M never raises goodput (0 where R/M is
+    so large that e^(-R/M) underflows)."""
     assert 0 < daly_interval_s(delta, mtti) <= mtti
     shorter = mtti / factor
     high = goodput_fraction(daly_interval_s(delta, mtti), delta, restart, mtti)
     low = goodput_fraction(daly_interval_s(delta, shorter), delta, restart, shorter)
-    assert 0 <= low <= high <= 1
+    assert 0 <= low <= high + ROUNDING and high <= 1
