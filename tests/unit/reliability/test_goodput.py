@@ -1,4 +1,4 @@
-"""goodput(): the reliability of the scenario's job on its design, its storage needs and burst buffer."""
+"""goodput() (reliability/model.py): the job's reliability on its design, its storage needs and burst buffer."""
 
 import json
 
