@@ -205,7 +205,7 @@ class ReliabilitySettings:
     restart_overhead_min: float       # detection to training again, less the checkpoint reload
     repair_hours: float               # a failed node out of service
     spare_confidence: float           # probability that the spares cover the nodes in repair
-    target_overhead: float            # checkpoint share of training time the storage must allow
+    target_overhead: float            # most goodput the checkpoint tier's finite write bandwidth may cost
 
     def __post_init__(self) -> None:
         check(len(self.failures) > 0, "failures", "must name at least one failure cause")
