@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from clusterplan.cost import CloudCost, Costs
 from clusterplan.design import Design
 from clusterplan.spec import Spec
+from clusterplan.units import format_usd
+
+if TYPE_CHECKING:  # the reliability model is imported only when a workload needs it (plan start-up)
+    from clusterplan.reliability import Reliability
 
 STRANDED_RACK_POWER = 0.20   # flag racks that leave more than this share of their budget unused
 STORAGE_SHARE_OF_GPU = 0.20  # builders budget storage at 20 % of GPU spend or more
@@ -16,9 +21,54 @@ HIGH_UTILIZATION = 0.90      # above what shared clusters sustain (60-85 % in th
 def design_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost]) -> tuple[str, ...]:
     """Warnings about the design, its costs and the cloud comparison."""
     warnings = [*_rack_checks(spec, design), *_fabric_checks(spec, design),
-                *_storage_checks(spec, design, own),
+                *_storage_checks(spec, design, own), *_workload_checks(spec, design),
                 *_finance_checks(spec, design, own, rent)]
     return tuple(warnings)
+
+
+def _workload_checks(spec: Spec, design: Design) -> list[str]:
+    """Checkpoint and capacity checks of the scenario's training job, when it names one."""
+    if not spec.workload.defined:
+        return []
+    from clusterplan.reliability import goodput, job_gpus, workload_model
+
+    job = goodput(spec, design, workload_model(spec.workload), job_gpus(spec.workload, design))
+    return reliability_checks(job, read=False)  # the read check above already covers data loading
+
+
+def reliability_checks(job: Reliability, *, read: bool = True) -> list[str]:
+    """Warnings when storage cannot hold the data and checkpoints, feed the GPUs, or absorb checkpoints."""
+    out = []
+    storage, checkpoint = job.storage, job.checkpoint
+    if storage.capacity_tb > storage.usable_tb:
+        out.append(f"storage: the data set ({storage.dataset_tb:,.1f} TB) and {job.storage.checkpoints_tb:,.2f} TB "
+                   f"of checkpoints need {storage.capacity_tb:,.1f} TB, the tier holds {storage.usable_tb:,.0f} TB")
+    if read and storage.read_Bps > storage.read_available_Bps:
+        out.append(f"storage: data loading needs {storage.read_Bps / 1e9:,.1f} GB/s ({storage.read_basis}), "
+                   f"the tier gives the job's {job.job.num_nodes} nodes {storage.read_available_Bps / 1e9:,.1f} GB/s")
+    if storage.storage_cost > storage.target_overhead:
+        writes = (f"a {checkpoint.size_bytes / 1e12:,.2f} TB checkpoint takes {checkpoint.write_s:,.0f} s to "
+                  f"write at {checkpoint.write_Bps / 1e9:,.0f} GB/s; that costs {storage.storage_cost:.1%} of "
+                  f"goodput, over the {storage.target_overhead:.0%} target")
+        if storage.recommended:
+            bb = storage.recommended
+            out.append(f"storage: {writes}: a burst buffer of {bb.units} x {bb.tier} ({bb.tb:,.0f} TB, "
+                       f"{bb.write_Bps / 1e9:,.0f} GB/s, {format_usd(bb.usd)}) brings goodput to {bb.goodput:.1%} "
+                       f"(storage.burst_buffer_tb = {bb.tb:g})")
+        elif storage.client_limited:
+            out.append(f"storage: {writes}; the nodes' storage clients are the limit, so no burst buffer "
+                       f"helps: checkpoint asynchronously, to node-local NVMe, or less state")
+        else:
+            out.append(f"storage: {writes}: a larger burst buffer or a faster tier would recover it")
+    if storage.burst_buffer_tb:
+        if storage.burst_buffer_tb < 2 * checkpoint.size_bytes / 1e12:
+            out.append(f"storage: the {storage.burst_buffer_tb:g} TB burst buffer holds fewer than two "
+                       f"{checkpoint.size_bytes / 1e12:,.2f} TB checkpoints (one being written, one complete)")
+        if storage.drain_Bps > storage.main_write_Bps:
+            out.append(f"storage: draining one checkpoint per {job.interval_s / 60:,.1f}-min interval needs "
+                       f"{storage.drain_Bps / 1e9:,.1f} GB/s into the main tier, which takes "
+                       f"{storage.main_write_Bps / 1e9:,.1f} GB/s")
+    return out
 
 
 def _rack_checks(spec: Spec, design: Design) -> list[str]:
@@ -65,9 +115,8 @@ def _storage_checks(spec: Spec, design: Design, own: Costs) -> list[str]:
         out.append(f"storage: {design.storage_units} x {design.parts.storage.id} read "
                    f"{design.storage_read_Bps / 1e9:.0f} GB/s, the {design.num_gpus} GPUs need {need / 1e9:.0f} GB/s "
                    f"({spec.storage.read_Bps_per_gpu / 1e9:g} GB/s each); add blocks or a faster tier")
-    by_id = {line.catalog_id: line.total_usd for line in own.bom}
-    gpu_usd = by_id.get(design.parts.gpu.id, 0.0)
-    storage_usd = by_id.get(design.parts.storage.id, 0.0)
+    gpu_usd = sum(line.total_usd for line in own.bom if line.catalog_id == design.parts.gpu.id)
+    storage_usd = sum(line.total_usd for line in own.bom if line.category == "storage")
     if gpu_usd and storage_usd < STORAGE_SHARE_OF_GPU * gpu_usd:
         out.append(f"storage: ${storage_usd / 1e3:,.0f}K is {100 * storage_usd / gpu_usd:.1f} % of the "
                    f"${gpu_usd / 1e6:,.2f}M GPU spend; builders budget {100 * STORAGE_SHARE_OF_GPU:.0f} % or more")

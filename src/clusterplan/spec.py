@@ -69,10 +69,13 @@ class Storage:
     tier: str
     usable_tb: float = unit("TB")
     read_Bps_per_gpu: float = unit("B/s")  # what data loading needs, per GPU
+    burst_buffer: str                      # catalog id of the tier a burst buffer is built from
+    burst_buffer_tb: float = unit("TB")    # its capacity; 0 = no burst buffer
 
     def __post_init__(self) -> None:
         _non_negative(self.usable_tb, "usable_tb")
         _non_negative(self.read_Bps_per_gpu, "read_Bps_per_gpu")
+        _non_negative(self.burst_buffer_tb, "burst_buffer_tb")
 
 
 @dataclass(**FROZEN)
@@ -193,6 +196,43 @@ class Workload:
 
 
 @dataclass(**FROZEN)
+class ReliabilitySettings:
+    """Failures, checkpoints and restarts of the training job (docs/reliability.md)."""
+
+    failures: tuple[str, ...]         # catalog ids of the failure causes (``clusterplan catalog --family failures``)
+    failure_rates: Mapping[str, float] = field(default_factory=dict)  # overrides, per 1000 component-days
+    days: float                       # wall-clock length of the run, for the expected interruptions
+    checkpoint_interval_min: float    # 0 = Daly's optimum
+    async_checkpoint: bool            # only the GPU-to-host copy (and the metadata) blocks training
+    checkpoint_metadata_s: float      # blocking per checkpoint whatever its size: planning, metadata, commit
+    checkpoint_bytes_per_param: float
+    checkpoints_kept: int
+    dataset_tb: float = unit("TB")    # 0 = workload.tokens x bytes_per_token
+    bytes_per_token: float
+    detect_min: float                 # failure to detection
+    restart_overhead_min: float       # detection to training again, less the checkpoint reload
+    repair_hours: float               # a failed node out of service
+    spare_confidence: float           # probability that the spares cover the nodes in repair
+    target_overhead: float            # most goodput the checkpoint tier's finite write bandwidth may cost
+
+    def __post_init__(self) -> None:
+        check(len(self.failures) > 0, "failures", "must name at least one failure cause")
+        check(len(set(self.failures)) == len(self.failures), "failures", "names a cause twice")
+        for cause, rate in self.failure_rates.items():
+            check(rate > 0, f"failure_rates.{cause}",
+                  f"must be > 0 per 1000 component-days, got {rate} (leave a cause out of reliability.failures "
+                  f"to ignore it)")
+        for name in ("days", "checkpoint_bytes_per_param", "bytes_per_token", "repair_hours"):
+            _positive(getattr(self, name), name)
+        for name in ("checkpoint_interval_min", "checkpoint_metadata_s", "dataset_tb", "detect_min",
+                     "restart_overhead_min"):
+            _non_negative(getattr(self, name), name)
+        check(self.checkpoints_kept >= 1, "checkpoints_kept", f"must be >= 1, got {self.checkpoints_kept}")
+        check(0 < self.spare_confidence < 1, "spare_confidence", f"must be in (0, 1), got {self.spare_confidence}")
+        check(0 < self.target_overhead < 1, "target_overhead", f"must be in (0, 1), got {self.target_overhead}")
+
+
+@dataclass(**FROZEN)
 class Spec:
     cluster: Cluster
     network: Network
@@ -201,6 +241,7 @@ class Spec:
     staff: Staff
     finance: Finance
     cloud: Cloud
+    reliability: ReliabilitySettings
     prices: Mapping[str, float] = unit("USD", default_factory=dict)
     workload: Workload = field(default_factory=Workload)
     about: About = field(default_factory=About)
@@ -271,8 +312,8 @@ def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> Confi
     while key:
         if key in origins:
             source, locate = origins[key]
-            return ConfigError(error.message, key=error.key, source=source,
-                               line=locate(error.key) if locate else None)
+            line = (locate(error.key) or locate(key)) if locate else None  # an inline table's key: its line
+            return ConfigError(error.message, key=error.key, source=source, line=line)
         key = key.rpartition(".")[0]
     return ConfigError(error.message, key=error.key, source=error.source or REFERENCE, line=error.line)
 

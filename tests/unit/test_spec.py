@@ -57,6 +57,15 @@ def test_unit_strings_convert_into_the_key_unit(tmp_path):
     ("[cluster\nnum_nodes = 3\n", "scenario.toml:1: malformed TOML"),
     ("[cluster]\nnum_nodes = 3\nnum_nodes = 4\n", "scenario.toml:3: malformed TOML"),
     ("[workload]\nmodle = \"llama\"\n", "scenario.toml:2: workload.modle: unknown key (did you mean 'model'?)"),
+    ("[reliability]\ndays = 0\n", "scenario.toml:2: reliability.days: must be > 0, got 0"),
+    ("[reliability]\ncheckpoint_interval_min = -1\n",
+     "scenario.toml:2: reliability.checkpoint_interval_min: must be >= 0, got -1"),
+    ("[reliability]\nfailure_rates = { gpu = -0.1 }\n",
+     "scenario.toml:2: reliability.failure_rates.gpu: must be > 0 per 1000 component-days, got -0.1"),
+    ("[reliability]\nfailures = [\"gpu\", \"gpu\"]\n", "scenario.toml:2: reliability.failures: names a cause twice"),
+    ("[reliability]\nasync_checkpoints = true\n",
+     "scenario.toml:2: reliability.async_checkpoints: unknown key (did you mean 'async_checkpoint'"),
+    ("[storage]\nburst_buffer_tb = -1\n", "scenario.toml:2: storage.burst_buffer_tb: must be >= 0, got -1"),
 ])
 def test_bad_files_name_file_line_and_key(tmp_path, text, where):
     """Every bad value is a ConfigError whose text starts with file:line: key."""

@@ -181,6 +181,12 @@ class StorageTier(Priced):
     unit_write_Bps: float = unit("B/s")
     unit_power_w: float = unit("W")
     unit_rack_units: int
+    client_Bps: float = unit("B/s")   # the most one server reads or writes on this tier
+
+    def __post_init__(self) -> None:
+        Priced.__post_init__(self)
+        for name in ("unit_capacity_tb", "unit_read_Bps", "unit_write_Bps", "client_Bps"):
+            check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
 
     @property
     def per(self) -> str:
@@ -255,9 +261,39 @@ class CloudOffer(Priced):
         return {"reserved-1y": 1, "reserved-3y": 3}.get(self.pricing, 0)
 
 
+FAILURE_SCOPES = ("gpu", "node", "link", "switch")
+
+
+@dataclass(**FROZEN)
+class FailureRate(Entry):
+    """One cause of job interruptions and how often it strikes each component of its scope.
+
+    ``scope`` names what is counted: every GPU, node, fabric link (NIC, optics and cable to the
+    leaf) or switch the job uses. The rate is per 1000 component-days, the form cluster studies
+    publish (Meta: failures per 1000 node-days); ``repair`` says the failure takes its node out
+    of service until repaired, so spare nodes must cover it.
+    """
+
+    scope: str
+    per_1000_unit_days: float
+    low_per_1000_unit_days: float | None = None
+    high_per_1000_unit_days: float | None = None
+    repair: bool
+
+    def __post_init__(self) -> None:
+        check(self.scope in FAILURE_SCOPES, "scope",
+              f"must be one of {', '.join(FAILURE_SCOPES)}, got {self.scope!r}")
+        check(self.per_1000_unit_days > 0, "per_1000_unit_days", f"must be > 0, got {self.per_1000_unit_days}")
+        low = self.low_per_1000_unit_days
+        high = self.high_per_1000_unit_days
+        check((low is None or 0 < low <= self.per_1000_unit_days)
+              and (high is None or high >= self.per_1000_unit_days), "per_1000_unit_days",
+              f"must lie within low ({low}) and high ({high}), got {self.per_1000_unit_days}")
+
+
 FAMILIES: dict[str, type[Entry]] = {
     "gpus": Gpu, "servers": Server, "nics": Nic, "switches": Switch,
     "transceivers": Transceiver, "cables": Cable, "fabrics": Fabric,
     "storage": StorageTier, "racks": Rack, "pdus": Pdu, "cooling": Cooling,
-    "services": Service, "cloud": CloudOffer,
+    "services": Service, "cloud": CloudOffer, "failures": FailureRate,
 }

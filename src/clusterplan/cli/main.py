@@ -27,14 +27,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from clusterplan.cli import (bench, calibrate, catalog, collectives, compare, plan, report, schedule, sensitivity,
-                                 train)
+    from clusterplan.cli import (bench, calibrate, catalog, collectives, compare, plan, reliability, report, schedule,
+                                 sensitivity, train)
 
     parser = _Parser(prog="clusterplan", description="Plan, price and prove GPU clusters for ML training.")
     parser.add_argument("--version", action="version", version=f"clusterplan {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in (plan, train, report, compare, sensitivity, collectives, bench, calibrate, catalog, schedule):
+    for module in (plan, train, reliability, report, compare, sensitivity, collectives, bench, calibrate, catalog,
+                   schedule):
         module.add_parser(commands)
     return parser
 

@@ -48,6 +48,7 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
         _line("network", parts.switch_transceiver, design.switch_transceivers),
         _line("network", parts.cable, topology.num_links),
         _line("storage", parts.storage, design.storage_tb),
+        _line("storage", parts.burst_buffer, design.burst_buffer_tb, f"{parts.burst_buffer.name} (burst buffer)"),
         _line("facility", parts.rack, design.racks.num_racks),
         _line("facility", parts.pdu, design.pdus),
         _line("facility", parts.cooling, design.it_power_w / 1e3),

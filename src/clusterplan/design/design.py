@@ -27,6 +27,7 @@ class Parts:
     switch_transceiver: Transceiver
     cable: Cable
     storage: StorageTier
+    burst_buffer: StorageTier
     rack: Rack
     pdu: Pdu
     cooling: Cooling
@@ -48,6 +49,8 @@ class Design:
     storage_units: int
     storage_read_Bps: float
     storage_write_Bps: float
+    burst_buffer_tb: float      # 0 = none
+    burst_buffer_units: int
     racks: RackLayout
     pdus: int
     it_power_w: float           # nameplate maximum: sizes racks, feeds and colocation
@@ -61,6 +64,14 @@ class Design:
     @property
     def facility_power_w(self) -> float:
         return self.it_power_w * self.pue
+
+    @property
+    def burst_buffer_write_Bps(self) -> float:
+        return self.burst_buffer_units * self.parts.burst_buffer.unit_write_Bps
+
+    @property
+    def burst_buffer_read_Bps(self) -> float:
+        return self.burst_buffer_units * self.parts.burst_buffer.unit_read_Bps
 
     @property
     def bisection_bw_Bps_per_gpu(self) -> float:
@@ -82,6 +93,7 @@ def resolve(spec: Spec, catalog: Catalog) -> Parts:
         switch_transceiver=catalog.get("transceivers", fabric.switch_transceiver, key="network.fabric"),
         cable=catalog.get("cables", fabric.cable, key="network.fabric"),
         storage=catalog.get("storage", spec.storage.tier, key="storage.tier"),
+        burst_buffer=catalog.get("storage", spec.storage.burst_buffer, key="storage.burst_buffer"),
         rack=catalog.get("racks", spec.facility.rack, key="facility.rack"),
         pdu=catalog.get("pdus", spec.facility.pdu, key="facility.pdu"),
         cooling=catalog.get("cooling", spec.facility.cooling, key="facility.cooling"),
@@ -115,6 +127,8 @@ def design(spec: Spec, catalog: Catalog) -> Design:
     switch_modules = math.ceil(switch_ports / parts.switch_transceiver.ports)
     storage = parts.storage
     storage_units = math.ceil(spec.storage.usable_tb / storage.unit_capacity_tb)
+    burst = parts.burst_buffer
+    burst_units = math.ceil(spec.storage.burst_buffer_tb / burst.unit_capacity_tb)
 
     switch_power = parts.switch.power_w + parts.switch_transceiver.power_w * (
         switch_modules / max(topology.num_switches, 1))
@@ -125,9 +139,11 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         [Gear(name=parts.switch.name, count=topology.num_switches, power_w=switch_power,
               rack_units=parts.switch.rack_units),
          Gear(name=storage.name, count=storage_units, power_w=storage.unit_power_w,
-              rack_units=storage.unit_rack_units)],
+              rack_units=storage.unit_rack_units),
+         Gear(name=burst.name, count=burst_units, power_w=burst.unit_power_w, rack_units=burst.unit_rack_units)],
         budget_w=budget_w, rack_units=parts.rack.rack_units)
-    shared_w = switch_power * topology.num_switches + storage.unit_power_w * storage_units
+    shared_w = (switch_power * topology.num_switches + storage.unit_power_w * storage_units
+                + burst.unit_power_w * burst_units)
     optics_w = parts.nic_transceiver.power_w * nic_modules
     return Design(
         parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
@@ -135,6 +151,7 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         nic_transceivers=nic_modules, switch_transceivers=switch_modules,
         storage_tb=spec.storage.usable_tb, storage_units=storage_units, storage_read_Bps=storage_units * storage.unit_read_Bps,
         storage_write_Bps=storage_units * storage.unit_write_Bps,
+        burst_buffer_tb=spec.storage.burst_buffer_tb, burst_buffer_units=burst_units,
         racks=racks, pdus=racks.num_racks * spec.facility.pdus_per_rack,
         it_power_w=nodes * parts.server.max_power_w + optics_w + shared_w,
         it_typical_power_w=nodes * parts.server.typical_power_w + optics_w + shared_w,

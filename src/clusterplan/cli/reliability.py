@@ -1,0 +1,77 @@
+"""``clusterplan reliability``: interruptions, checkpoints, goodput and storage of the training job."""
+
+from __future__ import annotations
+
+import argparse
+
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "reliability", help="interruptions, checkpoint interval, goodput and storage of the training job",
+        description="Failures per day, job mean time to interruption, checkpoint size and write time, "
+                    "Young's and Daly's intervals, goodput, spare nodes and storage for the scenario's "
+                    "[workload] (default model: llama2-13b).")
+    add_scenario_options(parser)
+    parser.add_argument("--gpus", type=int, help="GPUs the job uses, whole nodes (default: workload.gpus or all)")
+    parser.add_argument("--days", type=float, help="length of the run in days (default: reliability.days)")
+    parser.add_argument("--checkpoint-interval-min", type=float, metavar="M",
+                        help="checkpoint every M minutes (default: Daly's optimum)")
+    add_output_options(parser, ("table", "json"))
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from clusterplan.catalog import load_catalog
+    from clusterplan.checks import reliability_checks
+    from clusterplan.design import design
+    from clusterplan.errors import ConfigError
+    from clusterplan.reliability import by_job_size, goodput, job_gpus, workload_model
+    from clusterplan.report.reliability import reliability_document
+    from clusterplan.spec import load_scenario
+
+    scenario = load_scenario(args.scenario, args.overrides)
+    spec = _with_options(scenario.spec, args)
+    with scenario.located():
+        catalog = load_catalog()
+        built = design(spec, catalog.with_prices(spec.prices))
+        model = workload_model(spec.workload)
+        try:
+            gpus = job_gpus(spec.workload, built)
+        except ConfigError as error:
+            raise ConfigError(error.message, key="--gpus") if args.gpus is not None else error from None
+        job = goodput(spec, built, model, gpus, catalog=catalog)
+        sizes = by_job_size(spec, built, model, catalog=catalog)
+    document = reliability_document(spec=spec, job=job, sizes=sizes, warnings=reliability_checks(job))
+    if args.format == "json":
+        emit(lambda stream: write_json(document, stream), args.output)
+    else:
+        from clusterplan.report.reliability import render_reliability
+
+        emit(lambda stream: render_reliability(document, stream), args.output)
+    return 0
+
+
+def _with_options(spec, args: argparse.Namespace):
+    """The scenario with the command-line options applied, so that the echoed scenario is the one used."""
+    import math
+    from dataclasses import replace
+
+    from clusterplan.errors import ConfigError
+
+    settings, workload = spec.reliability, spec.workload
+    if args.days is not None:
+        if not (math.isfinite(args.days) and args.days > 0):
+            raise ConfigError(f"must be a number of days > 0, got {args.days:g}", key="--days")
+        settings = replace(settings, days=args.days)
+    if args.checkpoint_interval_min is not None:
+        if not (math.isfinite(args.checkpoint_interval_min) and args.checkpoint_interval_min > 0):
+            raise ConfigError(f"must be > 0 minutes (leave it out for Daly's optimum), got "
+                              f"{args.checkpoint_interval_min:g}", key="--checkpoint-interval-min")
+        settings = replace(settings, checkpoint_interval_min=args.checkpoint_interval_min)
+    if args.gpus is not None:
+        if args.gpus < 1:
+            raise ConfigError(f"must be >= 1, got {args.gpus}", key="--gpus")
+        workload = replace(workload, gpus=args.gpus)
+    return replace(spec, reliability=settings, workload=workload)

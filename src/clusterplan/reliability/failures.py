@@ -1,0 +1,150 @@
+"""Job interruptions from per-component failure rates, and the spare nodes that cover repairs.
+
+A job is interrupted when any component it uses fails. With independent
+causes, each a Poisson process on each component of its scope, the job's
+interruption rate is the sum
+
+    lambda = sum over causes c of  rate_c x count_c(job)
+
+and its mean time to interruption MTTI = 1 / lambda (docs/reliability.md).
+Counts: every GPU, every node, every fabric link (NICs x nodes) and the job's
+share of the fabric's switches (switches x job nodes / cluster nodes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from clusterplan.catalog import Catalog, FailureRate
+from clusterplan.errors import CatalogError
+from clusterplan.schema import FROZEN
+
+DAY_S = 86400.0
+
+
+@dataclass(**FROZEN)
+class Exposure:
+    """How many components of each failure scope a job of ``num_gpus`` depends on."""
+
+    num_gpus: int
+    num_nodes: int
+    num_links: int
+    num_switches: float   # the job's share of the fabric's switches
+
+    def count(self, scope: str) -> float:
+        return {"gpu": self.num_gpus, "node": self.num_nodes, "link": self.num_links,
+                "switch": self.num_switches}[scope]
+
+
+@dataclass(**FROZEN)
+class Cause:
+    """One failure cause scaled to the job: its rate per component and how many the job uses."""
+
+    rate: FailureRate
+    count: float
+
+    @property
+    def per_day(self) -> float:
+        return self.rate.per_1000_unit_days / 1000 * self.count
+
+    def bound_per_day(self, bound: str) -> float:
+        """The low or high end of the cause's published range (the central figure where none)."""
+        value = getattr(self.rate, f"{bound}_per_1000_unit_days")
+        return (self.rate.per_1000_unit_days if value is None else value) / 1000 * self.count
+
+
+@dataclass(**FROZEN)
+class Interruptions:
+    """The job's failure causes; their sum is its interruption rate."""
+
+    causes: tuple[Cause, ...]
+
+    @property
+    def per_day(self) -> float:
+        return sum(cause.per_day for cause in self.causes)
+
+    @property
+    def rate_per_s(self) -> float:
+        return self.per_day / DAY_S
+
+    @property
+    def mtti_s(self) -> float:
+        """Mean time to interruption of the job."""
+        return 1.0 / self.rate_per_s
+
+    @property
+    def repair_per_day(self) -> float:
+        """Interruptions that take a node out until it is repaired."""
+        return sum(cause.per_day for cause in self.causes if cause.rate.repair)
+
+    def share(self) -> dict[str, float]:
+        """Each cause's fraction of the interruptions."""
+        total = self.per_day
+        return {cause.rate.id: cause.per_day / total for cause in self.causes}
+
+
+@dataclass(**FROZEN)
+class Spares:
+    """Spare nodes that keep the job at its size while failed nodes are repaired."""
+
+    nodes_in_repair: float   # mean nodes out at any time: repair failures per second x repair time
+    spare_nodes: int         # smallest k with P(Poisson(nodes_in_repair) <= k) >= confidence
+    confidence: float
+    repair_s: float
+
+
+def failure_rates(catalog: Catalog, ids: Sequence[str], overrides: Mapping[str, float] | None = None,
+                  *, key: str = "reliability") -> tuple[FailureRate, ...]:
+    """The named causes from the catalog, with the scenario's rate overrides applied."""
+    overrides = overrides or {}
+    rates = []
+    for index, cause_id in enumerate(ids):
+        rate = catalog.get("failures", cause_id, key=f"{key}.failures[{index}]")
+        if cause_id in overrides:
+            rate = replace(rate, per_1000_unit_days=overrides[cause_id], low_per_1000_unit_days=None,
+                           high_per_1000_unit_days=None, source="scenario reliability.failure_rates override",
+                           date="")
+        rates.append(rate)
+    for cause_id in overrides:
+        if cause_id not in ids:
+            raise CatalogError(f"{cause_id!r} is not among reliability.failures ({', '.join(ids)})",
+                               key=f"{key}.failure_rates.{cause_id}")
+    return tuple(rates)
+
+
+def exposure(*, num_gpus: int, gpus_per_node: int, nics_per_node: int, cluster_nodes: int,
+             cluster_switches: int) -> Exposure:
+    """The components a job of ``num_gpus`` (whole nodes) uses on a cluster."""
+    nodes = math.ceil(num_gpus / gpus_per_node)
+    return Exposure(num_gpus=num_gpus, num_nodes=nodes, num_links=nodes * nics_per_node,
+                    num_switches=cluster_switches * nodes / cluster_nodes)
+
+
+def interruptions(rates: Sequence[FailureRate], job: Exposure) -> Interruptions:
+    """Each cause's rate times the job's count of its components."""
+    return Interruptions(causes=tuple(Cause(rate=rate, count=job.count(rate.scope)) for rate in rates))
+
+
+def spares(found: Interruptions, *, repair_s: float, confidence: float) -> Spares:
+    """Nodes in repair are Poisson with mean (repair failures per second) x repair time."""
+    mean = found.repair_per_day / DAY_S * repair_s
+    return Spares(nodes_in_repair=mean, spare_nodes=poisson_quantile(mean, confidence), confidence=confidence,
+                  repair_s=repair_s)
+
+
+def poisson_quantile(mean: float, probability: float) -> int:
+    """The smallest k with P(X <= k) >= probability for X ~ Poisson(mean)."""
+    if not 0 < probability < 1:
+        raise ValueError(f"probability must be in (0, 1), got {probability}")
+    if mean <= 0:
+        return 0
+    cumulative, k = 0.0, 0
+    limit = int(mean + 40 * math.sqrt(mean) + 40)
+    while k <= limit:
+        cumulative += math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
+        if cumulative >= probability:
+            return k
+        k += 1
+    return limit

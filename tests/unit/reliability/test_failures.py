@@ -1,0 +1,94 @@
+"""Failure causes scaled to a job: counts per scope, rates, overrides, MTTI and spare nodes."""
+
+import math
+
+import pytest
+
+from clusterplan.catalog import FailureRate
+from clusterplan.errors import ConfigError
+from clusterplan.reliability.failures import (Exposure, exposure, failure_rates, interruptions, poisson_quantile,
+                                              spares)
+
+
+def rate(cause_id, scope, per_1000, repair=True):
+    return FailureRate(id=cause_id, name=cause_id, source="test", date="", scope=scope,
+                       per_1000_unit_days=per_1000, repair=repair)
+
+
+def test_exposure_counts_gpus_nodes_links_and_a_share_of_switches():
+    """48 GPUs of 8 per node on a 16-node, 3-switch fabric: 6 nodes, 48 links, 6/16 of 3 switches."""
+    job = exposure(num_gpus=48, gpus_per_node=8, nics_per_node=8, cluster_nodes=16, cluster_switches=3)
+    assert (job.num_gpus, job.num_nodes, job.num_links) == (48, 6, 48)
+    assert job.num_switches == pytest.approx(3 * 6 / 16)
+    assert [job.count(scope) for scope in ("gpu", "node", "link", "switch")] == [48, 6, 48, 1.125]
+
+
+def test_interruption_rate_is_the_sum_of_rate_times_count():
+    """0.5 per 1000 GPU-days on 1000 GPUs + 2 per 1000 node-days on 125 nodes = 0.75 a day; MTTI 32 h."""
+    job = Exposure(num_gpus=1000, num_nodes=125, num_links=1000, num_switches=10.0)
+    found = interruptions([rate("g", "gpu", 0.5), rate("s", "node", 2.0, repair=False)], job)
+    assert found.per_day == pytest.approx(0.5 + 0.25)
+    assert found.mtti_s == pytest.approx(86400 / 0.75)
+    assert found.repair_per_day == pytest.approx(0.5)
+    assert found.share() == pytest.approx({"g": 2 / 3, "s": 1 / 3})
+
+
+def test_meta_rsc_projection_is_reproduced():
+    """Meta's RSC-1 rate, 6.50 per 1000 node-days, gives 1.80 h at 16,384 GPUs (Kokolis et al. 2024 project 1.8 h)."""
+    job = exposure(num_gpus=16384, gpus_per_node=8, nics_per_node=8, cluster_nodes=2048, cluster_switches=1)
+    found = interruptions([rate("rsc1", "node", 6.50)], job)
+    assert found.mtti_s / 3600 == pytest.approx(1.80, abs=0.01)
+
+
+@pytest.mark.parametrize("mean, probability, k", [
+    (1.0, 0.99, 4),       # P(<=3) = 0.9810, P(<=4) = 0.9963
+    (1.0, 0.5, 1),        # P(0) = 0.3679, P(<=1) = 0.7358
+    (0.16, 0.99, 2),      # P(<=1) = 0.9885, P(<=2) = 0.9994
+    (10.0, 0.95, 15),     # P(<=14) = 0.9165, P(<=15) = 0.9513
+    (0.0, 0.99, 0),
+])
+def test_poisson_quantile_hand_cases(mean, probability, k):
+    """Smallest k with P(X <= k) >= p, checked against hand-summed Poisson tails."""
+    assert poisson_quantile(mean, probability) == k
+
+
+def test_poisson_quantile_large_mean_is_near_the_normal_quantile():
+    """At mean 10,000 the 99 % quantile is about mean + 2.326 sqrt(mean) = 10,233."""
+    assert abs(poisson_quantile(10_000.0, 0.99) - 10_233) <= 2
+
+
+def test_spares_cover_the_nodes_in_repair():
+    """0.5 repair failures a day, 48 h repairs: 1.0 node out on average, 4 spares at 99 %."""
+    job = Exposure(num_gpus=1000, num_nodes=125, num_links=0, num_switches=0.0)
+    found = interruptions([rate("g", "gpu", 0.5), rate("s", "node", 2.0, repair=False)], job)
+    cover = spares(found, repair_s=48 * 3600, confidence=0.99)
+    assert cover.nodes_in_repair == pytest.approx(1.0)
+    assert cover.spare_nodes == 4
+
+
+def test_catalog_causes_and_overrides(catalog):
+    """The shipped causes resolve; an override replaces a rate and its range and says where it came from."""
+    rates = failure_rates(catalog, ["gpu", "software"], {"gpu": 0.3})
+    assert [r.id for r in rates] == ["gpu", "software"]
+    assert rates[0].per_1000_unit_days == 0.3 and rates[0].low_per_1000_unit_days is None
+    assert "override" in rates[0].source
+    assert rates[1] == catalog.get("failures", "software")
+
+
+@pytest.mark.parametrize("ids, overrides, message", [
+    (["gpu", "gpus"], {}, "reliability.failures[1]: unknown failure id 'gpus' (did you mean 'gpu'"),
+    (["gpu"], {"host": 1.0}, "reliability.failure_rates.host: 'host' is not among reliability.failures"),
+])
+def test_unknown_causes_name_the_key(catalog, ids, overrides, message):
+    """A cause id that the catalog lacks, or an override for a cause not chosen, names its key."""
+    with pytest.raises(ConfigError) as error:
+        failure_rates(catalog, ids, overrides)
+    assert message in str(error.value)
+
+
+def test_every_shipped_rate_has_a_source_that_is_not_the_llama3_table(catalog):
+    """The held-out validation run is never the source of a shipped rate."""
+    for entry in catalog.families["failures"].values():
+        assert entry.source and entry.date
+        assert "Table 5" not in entry.source and "2407.21783" not in entry.source
+        assert math.isfinite(entry.per_1000_unit_days) and entry.per_1000_unit_days > 0
