@@ -334,32 +334,45 @@ def _row(grid: dict, result: dict, i: int) -> dict:
     return out
 
 
-def from_workload(workload, built):
-    """(model, options, fixed layout, GPU count) for a scenario's ``[workload]`` on its design."""
+def workload_model(workload, default: str = "") -> Transformer:
+    """The ``[workload]``'s model: a preset, or a Hugging Face config.json; ``default`` names a preset when neither is given."""
     from pathlib import Path
 
     from clusterplan.errors import ConfigError
-    from clusterplan.perf.model import from_hf_config, preset, with_seq_len
-    from clusterplan.spec import RECOMPUTE as NAMES
+    from clusterplan.perf.model import from_hf_config, preset
 
     if workload.model_config:
-        path = Path(workload.model_config)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = Path(workload.model_config).read_text(encoding="utf-8")
         except OSError as error:
-            raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}", key="workload.model_config")
-        model = from_hf_config(text, source=str(workload.model_config))
-    elif workload.model:
-        model = preset(workload.model)
-    else:
-        raise ConfigError("no model: give --model, --model-config or [workload] model", key="workload.model")
-    model = with_seq_len(model, workload.seq_len)
+            raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}",
+                              key="workload.model_config") from None
+        return from_hf_config(text, source=str(workload.model_config))
+    if workload.model or default:
+        return preset(workload.model or default)
+    raise ConfigError("no model: give --model, --model-config or [workload] model", key="workload.model")
+
+
+def job_gpus(workload, built) -> int:
+    """The GPUs the job uses: ``workload.gpus`` in whole nodes, or the whole cluster."""
+    from clusterplan.errors import ConfigError
+
     gpus = workload.gpus or built.num_gpus
-    gpn = built.gpus_per_node
     if gpus > built.num_gpus:
         raise ConfigError(f"the cluster has {built.num_gpus} GPUs, got {gpus}", key="workload.gpus")
-    if gpus % gpn:
-        raise ConfigError(f"{gpus} GPUs are not whole nodes of {gpn}", key="workload.gpus")
+    if gpus % built.gpus_per_node:
+        raise ConfigError(f"{gpus} GPUs are not whole nodes of {built.gpus_per_node}", key="workload.gpus")
+    return gpus
+
+
+def from_workload(workload, built):
+    """(model, options, fixed layout, GPU count) for a scenario's ``[workload]`` on its design."""
+    from clusterplan.errors import ConfigError
+    from clusterplan.perf.model import with_seq_len
+    from clusterplan.spec import RECOMPUTE as NAMES
+
+    model = with_seq_len(workload_model(workload), workload.seq_len)
+    gpus = job_gpus(workload, built)
     for key in ("tp", "pp", "dp", "cp"):
         value = getattr(workload, key)
         if value and gpus % value:

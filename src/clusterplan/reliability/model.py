@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from clusterplan.catalog import Catalog, load_catalog
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
+from clusterplan.perf import training
 from clusterplan.perf.model import Transformer
+from clusterplan.perf.training import job_gpus
 from clusterplan.reliability.checkpoint import Checkpoint, Outcome, outcome, transfer_s
 from clusterplan.reliability.failures import (DAY_S, Exposure, Interruptions, Spares, exposure, failure_rates,
                                               interruptions, spares)
@@ -77,32 +79,8 @@ class Reliability:
 
 
 def workload_model(workload: Workload) -> Transformer:
-    """The scenario's model: a preset, a Hugging Face config.json, or DEFAULT_MODEL when neither is named."""
-    from clusterplan.perf.model import from_hf_config, preset
-
-    if workload.model_config:
-        from pathlib import Path
-
-        try:
-            text = Path(workload.model_config).read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}",
-                              key="workload.model_config") from None
-        return from_hf_config(text, source=workload.model_config)
-    try:
-        return preset(workload.model or DEFAULT_MODEL)
-    except ConfigError as error:
-        raise ConfigError(error.message, key="workload.model") from None
-
-
-def job_gpus(workload: Workload, design: Design) -> int:
-    """The GPUs the job uses: ``workload.gpus``, whole nodes, or the whole cluster."""
-    gpus = workload.gpus or design.num_gpus
-    if gpus > design.num_gpus:
-        raise ConfigError(f"the cluster has {design.num_gpus} GPUs, got {gpus}", key="workload.gpus")
-    if gpus % design.gpus_per_node:
-        raise ConfigError(f"{gpus} GPUs are not whole nodes of {design.gpus_per_node}", key="workload.gpus")
-    return gpus
+    """The scenario's model, or DEFAULT_MODEL when the ``[workload]`` names none."""
+    return training.workload_model(workload, default=DEFAULT_MODEL)
 
 
 def goodput(spec: Spec, design: Design, model: Transformer, num_gpus: int, tokens_per_s: float | None = None,
