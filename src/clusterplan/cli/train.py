@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     for flag, kind in FLAGS.items():
         value = getattr(args, flag)
         if value is not None:
-            overrides.append(f"workload.{flag}={value}" if kind is int else f'workload.{flag}="{value}"')
+            overrides.append(f"workload.{flag}={value if kind is int else json.dumps(value)}")  # a TOML string
     if args.top < 1:
         raise ConfigError(f"must be >= 1, got {args.top}", key="--top")
     scenario = load_scenario(args.scenario, overrides)
