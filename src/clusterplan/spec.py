@@ -172,9 +172,10 @@ class Workload:
     zero: int = -1                   # 0..3 (3 = FSDP full sharding); -1 = search
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
     sequence_parallel: bool = True   # Megatron sequence parallelism with TP
+    tp_overlap: bool = True          # TP collectives overlap the GEMMs they feed (Transformer Engine userbuffers)
     precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
-    attention: str = "flash"         # flash (fused, no s^2 memory) or "unfused" (Megatron 2021 kernels)
+    attention: str = "flash"         # the GPU's best fused kernel, "flash2" (FlashAttention-2) or "unfused" (2021 kernels)
 
     def __post_init__(self) -> None:
         _non_negative(self.tokens, "tokens")
@@ -186,8 +187,8 @@ class Workload:
         check(-1 <= self.zero <= 3, "zero", f"must be 0, 1, 2 or 3, got {self.zero}")
         check(self.sharding in SHARDING, "sharding", f"must be 'full' or 'hybrid', got {self.sharding!r}")
         check(self.precision in PRECISIONS, "precision", f"must be 'bf16' or 'fp8', got {self.precision!r}")
-        check(self.attention in ("flash", "unfused"), "attention",
-              f"must be 'flash' or 'unfused', got {self.attention!r}")
+        check(self.attention in ("flash", "flash2", "unfused"), "attention",
+              f"must be 'flash', 'flash2' or 'unfused', got {self.attention!r}")
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
 
     @property

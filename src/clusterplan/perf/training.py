@@ -22,7 +22,9 @@ from clusterplan.perf.model import Transformer
 RECOMPUTE = ("none", "selective", "full")
 BF16 = 2
 KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
-ATTENTION_EFFICIENCY = 0.8  # ASSUMPTION: fused attention runs at 0.8 of the GEMM efficiency
+HOST_PASS_S = 1.25e-3       # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute), eager PyTorch
+OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs and HBM it takes)
+ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
 FP8_EFFICIENCY = 0.7        # ASSUMPTION: FP8 GEMMs reach 0.7 of the BF16 GEMM efficiency against their peak
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
 RESERVED_BYTES = 2 * 2**30  # CUDA context, cuBLAS workspace and NCCL buffers (ASSUMPTION)
@@ -41,6 +43,8 @@ class Hardware:
     hbm_bytes: float
     hbm_bw_Bps: float
     gemm_efficiency: float
+    attention_efficiency: float   # the GPU's best fused attention kernel, forward, share of BF16 peak
+    flash2_efficiency: float      # FlashAttention-2, forward, share of BF16 peak
     system: System
 
 
@@ -55,6 +59,7 @@ class Options:
     sequence_parallel: bool = True
     sharding: str = "full"
     overlap_grad_reduce: bool = True
+    tp_overlap: bool = True
     sparsity_speedup: float = 1.0
 
 
@@ -73,7 +78,7 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     sp = opts.sequence_parallel & (tp > 1)
     m = opts.global_batch / (f(dp) * mbs)                     # micro-batches per step per pipeline
     T = f(mbs) * s / cp                                      # tokens per micro-batch per GPU
-    layers_stage = L / f(pp)
+    layers_stage = np.ceil(L / f(pp))                        # the busiest stage, when pp does not divide L
     f_up = ffn * (2 if model.mlp == "swiglu" else 1)
     k_experts = model.experts_per_token
 
@@ -91,9 +96,10 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     t_gemm = (gemm(T, h, (h + 2 * g) / ftp) + gemm(T, h / ftp, h)
               + k_experts * (gemm(T, h, f_up / ftp) + gemm(T, ffn / ftp, h)))
     attn_flops = 4 * T * s * h / ftp                           # scores and values, full s x s
-    if opts.attention == "flash":
-        t_attn_f = 0.5 * attn_flops / (hw.peak_flops * hw.gemm_efficiency * ATTENTION_EFFICIENCY)
-        t_attn_b = 2.5 * t_attn_f                                 # backward recomputes the scores: 5 GEMMs, not 2
+    if opts.attention in ("flash", "flash2"):
+        efficiency = hw.attention_efficiency if opts.attention == "flash" else hw.flash2_efficiency
+        t_attn_f = 0.5 * attn_flops / (hw.peak_flops * efficiency)  # causal: half the s x s scores
+        t_attn_b = 2.5 * t_attn_f / ATTENTION_BWD                   # backward recomputes the scores: 5 GEMMs, not 2
         softmax_bytes = 0.0
     else:  # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
         per_head = gemm(f(mbs) * s / cp, model.head_dim, s) * 2 * (a / ftp)
@@ -123,13 +129,18 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     tp_one = np.where(sp, comm("reduce_scatter", act_bytes, tp, tp_local) + comm("all_gather", act_bytes, tp, tp_local),
                       comm("all_reduce", act_bytes, tp, tp_local))
     t_tp = layers_stage * tp_passes * tp_one
+    # with overlap (Transformer Engine's userbuffers), each TP collective runs beside the GEMM it feeds
+    t_tp_gemm = layers_stage * t_gemm * (3 + (rc == 2))
+    t_tp_hidden = np.minimum(t_tp, t_tp_gemm) if opts.tp_overlap else 0.0
+    t_tp = t_tp - t_tp_hidden
     cp_local = np.clip(gpn // tp, 1, cp)
     cp_bytes = f(mbs) * s * 2 * g / ftp * BF16                  # K and V of the whole sequence
     t_cp = layers_stage * (comm("all_gather", cp_bytes, cp, cp_local) + comm("reduce_scatter", cp_bytes, cp, cp_local))
     inner = tp * cp * dp                                        # ranks inside one pipeline stage
     p2p_local = np.where(inner >= gpn, 1, 2)
     p2p_bytes = act_bytes / np.where(sp, ftp, 1.0)
-    t_p2p = np.where(pp > 1, 2 * comm("sendrecv", p2p_bytes, np.full_like(pp, 2), p2p_local), 0.0)
+    # each of the v model chunks of a stage sends its activations on (and their gradients back)
+    t_p2p = np.where(pp > 1, 2 * vpp * comm("sendrecv", p2p_bytes, np.full_like(pp, 2), p2p_local), 0.0)
 
     # Parameters, data parallelism and memory ---------------------------------------------------
     stage_params = layers_stage * model.layer_params / ftp + np.where(
@@ -148,18 +159,25 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
     # excess over it shows, and at least FSDP's first gather, which nothing precedes.
     beside = t_cp + t_fsdp_mb
-    exposed = np.maximum(beside - (t_fwd + t_bwd), t_fsdp_mb / np.maximum(layers_stage, 1))
+    exposed = np.maximum(beside - (t_fwd + t_bwd + t_tp + t_p2p), t_fsdp_mb / np.maximum(layers_stage, 1))
     share_cp = np.divide(t_cp, beside, out=np.zeros_like(beside), where=beside > 0)
     t_dp = np.where(zero == 3, 0.0, t_dp)
-    # the last micro-batch's backward hides the gradient reduction, where other traffic leaves room
-    hide = np.maximum(t_bwd - beside, 0.0) if opts.overlap_grad_reduce else 0.0
+    # Communication that runs beside compute takes SMs and HBM bandwidth from it
+    overlap_mb = OVERLAP_COST * (np.maximum(beside - exposed, 0.0) + t_tp_hidden)
+    gpu_mb = t_fwd + t_bwd + t_tp + t_p2p + exposed + overlap_mb
+    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes
+    host_gap = np.maximum(layers_stage * HOST_PASS_S * (2 + (rc == 2)) - gpu_mb, 0.0)
+    # the last micro-batch's backward hides the gradient reduction, and with a sharded optimizer the next
+    # step's first forward hides the parameter all-gather, where other traffic leaves room
+    share = np.where(zero >= 1, 1.0, 2 / 3)                   # the backward is two of the three passes
+    room = share * (gpu_mb + host_gap) - beside
+    hide = np.maximum(room, 0.0) if opts.overlap_grad_reduce else 0.0
     t_dp_exposed = np.maximum(t_dp - hide, t_dp / np.maximum(layers_stage, 1) if opts.overlap_grad_reduce else t_dp)
+    overlap_dp = OVERLAP_COST * (t_dp - t_dp_exposed)
     opt_shard = np.where(zero >= 1, shard, 1)
     t_opt = stage_params / opt_shard * ADAM_TRAFFIC / mem_bw
-
     slots = m + (pp - 1) / f(vpp)
-    per_mb = t_fwd + t_bwd + t_tp + t_p2p + exposed
-    raw = slots * per_mb + t_dp_exposed + t_opt
+    raw = slots * (gpu_mb + host_gap) + t_dp_exposed + overlap_dp + t_opt
     from clusterplan.perf.stragglers import expected_max
 
     n_gpus = int(np.max(tp * pp * dp * cp)) if tp.size else 1
@@ -175,6 +193,8 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
         "pp_bubble": bubble,
         "dp_comm": t_dp_exposed + slots * exposed * (1 - share_cp),
         "optimizer": t_opt,
+        "overlap": slots * overlap_mb + overlap_dp,
+        "host": slots * host_gap,
         "straggler": raw * straggle,
     }
 
@@ -191,7 +211,7 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     if opts.attention == "unfused":
         per_token = per_token + np.where(rc == 0, 5 * a * s / ftp, 0.0)
     per_token = np.where(rc == 2, 2 * h / np.where(sp, ftp, 1.0), per_token)
-    in_flight = np.minimum(f(pp), np.ceil(m)) * (1 + (pp - 1) / (f(pp) * vpp))
+    in_flight = np.minimum(f(pp), np.ceil(m)) * np.where(vpp > 1, 1 + (pp - 1) / (f(pp) * vpp), 1.0)
     activations = per_token * T * layers_stage * in_flight + T * V / ftp * 4 * (pp == 1)
     total = weights + grads + optim + gathered + activations + RESERVED_BYTES
     memory = {"weights": weights, "gradients": grads, "optimizer": optim, "gathered_weights": gathered,
@@ -249,7 +269,7 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
         choices("pp", [p for p in divisors if p <= model.layers]),
         choices("cp", [1, 2, 4]),
         choices("mbs", [1, 2, 4, 8, 16]),
-        choices("vpp", [1, 2, 4]),
+        choices("vpp", [1, 2, 3, 4, 6, 8]),
         choices("recompute", [0, 1, 2]),
         choices("zero", [0, 1, 3]))
     rows = np.array(list(grid), dtype=np.int64).reshape(-1, 7)
@@ -269,7 +289,8 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
     keep = reject(tp * pp * cp * dp != num_gpus, "tp x pp x cp x dp does not equal the GPU count")
     keep = reject(model.heads % tp != 0, "attention heads not divisible by tp")
     keep = reject(model.query_groups % np.minimum(tp, model.query_groups) != 0, "kv heads not divisible by tp")
-    keep = reject(model.layers % (pp * vpp) != 0, "layers not divisible by pp x virtual stages")
+    keep = reject(model.layers < pp, "more pipeline stages than layers")
+    keep = reject((vpp > 1) & (model.layers % (pp * vpp) != 0), "interleaving needs layers divisible by pp x virtual stages")
     keep = reject((vpp > 1) & (pp == 1), "virtual stages need pipeline parallelism")
     keep = reject(((opts.seq_len % (2 * cp)) != 0) & (cp > 1), "sequence not divisible by 2 x cp")
     batch_ok = (opts.global_batch % np.maximum(dp * mbs, 1)) == 0
@@ -289,6 +310,7 @@ def hardware(design) -> Hardware:
     gpu = design.parts.gpu
     return Hardware(peak_flops=gpu.bf16_flops, fp8_flops=gpu.fp8_flops or gpu.bf16_flops, hbm_bytes=gpu.hbm_bytes,
                     hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gpu.gemm_efficiency,
+                    attention_efficiency=gpu.attention_efficiency, flash2_efficiency=gpu.flash2_efficiency,
                     system=system_from_design(design))
 
 
@@ -386,6 +408,7 @@ def from_workload(workload, built):
     batch = workload.global_batch or max(1, round(4 * 2**20 / model.seq_len))
     opts = Options(seq_len=model.seq_len, global_batch=batch, precision=workload.precision,
                    attention=workload.attention, sequence_parallel=workload.sequence_parallel,
+                   tp_overlap=workload.tp_overlap,
                    sharding=workload.sharding, sparsity_speedup=workload.sparsity_speedup)
     fixed = {"tp": workload.tp, "pp": workload.pp, "dp": workload.dp, "cp": workload.cp, "mbs": workload.mbs,
              "vpp": workload.virtual_stages, "zero": workload.zero,
