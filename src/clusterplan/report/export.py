@@ -115,11 +115,20 @@ def training_section(job: Any) -> dict[str, Any]:
     }
     if best is not None:
         out.update(_layout_fields(best, job.options.global_batch))
+        reliability = job.reliability
+        out["goodput"] = job.goodput
+        out["interruptions_per_day"] = reliability.interruptions_per_day
+        out["checkpoint_interval_s"] = reliability.interval_s
         if job.tokens:
+            effective = job.effective_costs_usd
             out["tokens"] = job.tokens
             out["time_to_train_s"] = job.time_to_train_s
             out["cost_to_train_usd"] = job.costs_usd["own"]
             out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+            out["effective_time_to_train_s"] = job.effective_time_to_train_s
+            out["expected_interruptions"] = reliability.expected_interruptions
+            out["effective_cost_to_train_usd"] = effective["own"]
+            out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
     out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
     return out
 
