@@ -50,6 +50,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             },
             "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
                         "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
+            "burst_buffer": None if not design.burst_buffer_units else {
+                "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb,
+                "units": design.burst_buffer_units, "read_Bps": design.burst_buffer_read_Bps,
+                "write_Bps": design.burst_buffer_write_Bps},
         },
         "cost": {
             "capex_usd": costs.capex_usd,
