@@ -18,22 +18,33 @@ STORAGE_SHARE_OF_GPU = 0.20  # builders budget storage at 20 % of GPU spend or m
 HIGH_UTILIZATION = 0.90      # above what shared clusters sustain (60-85 % in the public case)
 
 
-def design_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost]) -> tuple[str, ...]:
-    """Warnings about the design, its costs and the cloud comparison."""
+def design_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost], *,
+                  reliability: Reliability | None = None) -> tuple[str, ...]:
+    """Warnings about the design, its costs and the cloud comparison.
+
+    ``reliability`` is the training prediction's (``perf.training.Training.reliability``), when the plan has one.
+    """
     warnings = [*_rack_checks(spec, design), *_fabric_checks(spec, design),
-                *_storage_checks(spec, design, own), *_workload_checks(spec, design),
+                *_storage_checks(spec, design, own), *_workload_checks(spec, design, reliability),
                 *_finance_checks(spec, design, own, rent)]
     return tuple(warnings)
 
 
-def _workload_checks(spec: Spec, design: Design) -> list[str]:
-    """Checkpoint and capacity checks of the scenario's training job, when it names one."""
+def _workload_checks(spec: Spec, design: Design, job: Reliability | None) -> list[str]:
+    """Checkpoint, capacity and data-loading checks of the scenario's training job, when it names one.
+
+    With the training prediction's reliability, data loading is the predicted tokens/s x bytes per token;
+    without one (no layout fits) the job is computed here, and its data-loading need would be the per-GPU
+    profile that ``_storage_checks`` already checks.
+    """
+    if job is not None:
+        return reliability_checks(job)
     if not spec.workload.defined:
         return []
     from clusterplan.reliability import goodput, job_gpus, workload_model
 
     job = goodput(spec, design, workload_model(spec.workload), job_gpus(spec.workload, design))
-    return reliability_checks(job, read=False)  # the read check above already covers data loading
+    return reliability_checks(job, read=False)
 
 
 def reliability_checks(job: Reliability, *, read: bool = True) -> list[str]:

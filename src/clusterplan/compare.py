@@ -39,6 +39,9 @@ HEADLINES = (
     ("training.mfu", "Training MFU", "fraction"),
     ("training.time_to_train_s", "Time to train", "s"),
     ("training.cost_to_train_usd", "Cost to train (own cluster)", "USD"),
+    ("training.goodput", "Training goodput", "fraction"),
+    ("training.effective_time_to_train_s", "Time to train, effective (/ goodput)", "s"),
+    ("training.effective_cost_to_train_usd", "Cost to train (own cluster), effective", "USD"),
 )
 
 

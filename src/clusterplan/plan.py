@@ -42,8 +42,8 @@ def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
     return built, costs(built, facility=spec.facility, staff=spec.staff, finance=spec.finance)
 
 
-def plan(spec: Spec, catalog: Catalog | None = None) -> Plan:
-    """Everything clusterplan knows about the scenario."""
+def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
+    """Everything clusterplan knows about the scenario; ``top``: the training layouts kept, best first."""
     catalog = (catalog or load_catalog()).with_prices(spec.prices)
     built, owned = own(spec, catalog)
     finance = spec.finance
@@ -56,12 +56,13 @@ def plan(spec: Spec, catalog: Catalog | None = None) -> Plan:
     if spec.cloud.burst_offer:
         offer = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer")
         burst = _hybrid(spec, catalog, offer)
-    warnings = design_checks(spec, built, owned, [r.cost for r in rentals])
     job = None
     if spec.workload.defined:
         from clusterplan.perf.training import training
 
-        job = training(spec, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals])
+        job = training(spec, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
+    warnings = design_checks(spec, built, owned, [r.cost for r in rentals],
+                             reliability=job.reliability if job else None)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
 

@@ -19,11 +19,11 @@ def run(capsys, *argv):
 
 
 def test_plan_table_has_every_section(capsys):
-    """The default plan prints the summary, BoM, opex, TCO, cloud comparison and warnings."""
+    """The default plan prints the summary, storage, BoM, opex, TCO, cloud comparison and warnings."""
     code, out, err = run(capsys, "plan")
     assert code == 0 and err == ""
-    for heading in ("Summary", "Bill of materials", "Opex per year", "TCO =", "Renting the same GPU-hours",
-                    "Hybrid", "Warnings"):
+    for heading in ("Summary", "Storage: ", "Bill of materials", "Opex per year", "TCO =",
+                    "Renting the same GPU-hours", "Hybrid", "Warnings"):
         assert heading in out
     assert out.index("Summary") < out.index("Bill of materials") < out.index("Warnings")
 
@@ -51,6 +51,23 @@ def test_plan_json_envelope(capsys):
     for offer in doc["cloud"]:
         assert {"offer", "pricing", "usd_per_year", "breakeven_months"} <= set(offer)
     assert all(isinstance(w, str) for w in doc["warnings"])
+
+
+def test_plan_json_and_table_show_the_burst_buffer(capsys, catalog):
+    """design.burst_buffer: null without one; 600 TB of 250-TB nvme-pfs blocks is 3 blocks, with the storage
+    keys (tier, capacity, blocks, bandwidth), and the terminal's Storage line names it."""
+    doc = json.loads(run(capsys, "plan", "--format", "json")[1])
+    assert doc["design"]["burst_buffer"] is None
+    argv = ("plan", "--set", 'storage.burst_buffer="nvme-pfs"', "--set", "storage.burst_buffer_tb=600")
+    code, out, _ = run(capsys, *argv, "--format", "json")
+    assert code == 0
+    burst = json.loads(out)["design"]["burst_buffer"]
+    tier = catalog.get("storage", "nvme-pfs")
+    assert tier.unit_capacity_tb == 250 and set(burst) == set(doc["design"]["storage"])
+    assert burst == {"tier": "nvme-pfs", "usable_tb": 600, "units": 3, "read_Bps": 3 * tier.unit_read_Bps,
+                     "write_Bps": 3 * tier.unit_write_Bps}
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "burst buffer: 600 TB on 3 x nvme-pfs" in out
 
 
 def test_set_is_echoed_and_applied(capsys):

@@ -31,6 +31,40 @@ def test_json_has_the_contract_fields(capsys):
     assert doc["cost_to_train_usd"] > 0 and doc["cloud_cost_to_train_usd"]
 
 
+def test_json_has_goodput_and_effective_time_and_cost(capsys):
+    """goodput, and effective time and costs = raw / goodput, beside the raw figures, own and cloud."""
+    code, out, err = run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b", "--format", "json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    goodput = doc["goodput"]
+    assert 0 < goodput < 1
+    assert doc["effective_time_to_train_s"] == pytest.approx(doc["time_to_train_s"] / goodput)
+    assert doc["effective_time_to_train_s"] > doc["time_to_train_s"] == pytest.approx(2e12 / doc["tokens_per_s"])
+    assert doc["effective_cost_to_train_usd"] == pytest.approx(doc["cost_to_train_usd"] / goodput)
+    cloud, effective = doc["cloud_cost_to_train_usd"], doc["effective_cloud_cost_to_train_usd"]
+    assert cloud and set(effective) == set(cloud)
+    assert all(effective[offer] == pytest.approx(usd / goodput) for offer, usd in cloud.items())
+    assert doc["interruptions_per_day"] > 0 and doc["checkpoint_interval_s"] > 0
+    assert doc["expected_interruptions"] == pytest.approx(
+        doc["interruptions_per_day"] * doc["effective_time_to_train_s"] / 86400)
+
+
+def test_table_shows_raw_and_effective_side_by_side(capsys):
+    """The terminal table prints goodput, and each time and cost raw and effective on one line."""
+    code, out, _ = run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b")
+    doc = json.loads(run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b", "--format", "json")[1])
+    assert code == 0 and f"{doc['goodput']:.1%} (" in out
+    raw, effective = doc["time_to_train_s"] / 86400, doc["effective_time_to_train_s"] / 86400
+    assert f"{raw:.1f} days raw, {effective:.1f} days effective" in out
+    assert "Cost to train (own cluster)" in out and out.count(" raw, ") == 3
+
+
+def test_top_above_ten_lists_that_many_layouts(capsys):
+    """--top is not capped: --search --top 15 lists 15 layouts when that many fit."""
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--search", "--top", "15", "--format", "json")
+    assert code == 0 and len(json.loads(out)["layouts"]) == 15
+
+
 def test_search_lists_layouts_best_first(capsys):
     code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--search", "--top", "4", "--format", "json")
     doc = json.loads(out)
@@ -43,6 +77,7 @@ def test_plan_with_a_workload_prints_time_and_cost_to_train(capsys):
     code, out, _ = run(capsys, "plan", "--set", "workload.model=llama2-13b", "--set", "workload.tokens=2T")
     assert code == 0
     assert "Time to train 2,000B tokens" in out and "Cost to train (own cluster)" in out
+    assert "Goodput" in out and " days raw, " in out and " effective" in out
 
 
 def test_roce_costs_more_per_trained_model_than_infiniband(capsys):

@@ -23,7 +23,7 @@ def add_parser(commands) -> None:
                             choices={"recompute": ("none", "selective", "full"), "precision": ("bf16", "fp8"),
                                      "zero": (0, 1, 2, 3)}.get(flag))
     parser.add_argument("--search", action="store_true", help="show the top layouts and what was rejected")
-    parser.add_argument("--top", type=int, default=10, help="layouts to show with --search (default 10)")
+    parser.add_argument("--top", type=int, default=10, help="layouts to show with --search (default 10, any number)")
     add_output_options(parser, ("table", "json"))
     parser.set_defaults(run=run)
 
@@ -46,11 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("no model: give --model NAME, --model-config FILE or a [workload] model",
                           key="--model")
     with scenario.located():
-        result = plan(scenario.spec)
+        result = plan(scenario.spec, top=args.top if args.search else 1)
     document = train_document(result)
-    document["layouts"] = document["layouts"][:args.top]
-    if not args.search:
-        document["layouts"] = document["layouts"][:1]
     if not document["feasible"]:
         reasons = "; ".join(f"{r} ({n})" for r, n in sorted(document["rejected"].items(), key=lambda kv: -kv[1]))
         raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: {reasons}")

@@ -418,14 +418,20 @@ def from_workload(workload, built):
 
 @dataclass(frozen=True, slots=True)
 class Training:
-    """A workload on a cluster: the model, the best layouts, and time- and cost-to-train."""
+    """A workload on a cluster: the model, the best layouts, and time- and cost-to-train.
+
+    Raw figures assume the job never stops; effective ones divide them by the goodput of
+    ``reliability`` (failures, checkpoints and restarts: docs/reliability.md), i.e. they count the
+    wall-clock time, and the GPU-hours billed, of a run that fails and restarts.
+    """
 
     model: Transformer
     num_gpus: int
     options: Options
     search: Search
     tokens: float
-    costs_usd: dict          # "own" and each cloud offer id -> cost to train (empty without a token budget)
+    costs_usd: dict          # "own" and each cloud offer id -> raw cost to train (empty without a token budget)
+    reliability: object = None   # reliability.Reliability of the job at the best layout's tokens/s; None without one
 
     @property
     def best(self) -> dict | None:
@@ -436,12 +442,44 @@ class Training:
         best = self.best
         return self.tokens / best["tokens_per_s"] if best and self.tokens else None
 
+    @property
+    def goodput(self) -> float | None:
+        return self.reliability.goodput if self.reliability is not None else None
+
+    @property
+    def effective_time_to_train_s(self) -> float | None:
+        raw = self.time_to_train_s
+        return raw / self.goodput if raw is not None else None
+
+    @property
+    def effective_costs_usd(self) -> dict:
+        """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails alike)."""
+        return {key: usd / self.goodput for key, usd in self.costs_usd.items()}
+
 
 def training(spec, built, own_usd_per_gpu_hour: float, offers=(), *, top: int = 10) -> Training:
-    """Predict ``spec.workload`` on ``built``; costs at the own cluster's rate and each offer's price."""
+    """Predict ``spec.workload`` on ``built``; costs at the own cluster's rate and each offer's price.
+
+    With a feasible layout, the job's reliability is computed at the best layout's tokens/s (its data-loading
+    need). Its run length, for the expected interruptions, is the effective time-to-train when there is a
+    token budget (goodput does not depend on the run's length: failure rates are constant), else
+    ``reliability.days``.
+    """
     model, opts, fixed, gpus = from_workload(spec.workload, built)
     found = search(model, hardware(built), opts, gpus, fixed, top=top)
-    job = Training(model=model, num_gpus=gpus, options=opts, search=found, tokens=spec.workload.tokens, costs_usd={})
+    reliability = None
+    if found.best:
+        from dataclasses import replace
+
+        from clusterplan.reliability import goodput
+        from clusterplan.reliability.failures import DAY_S
+
+        reliability = goodput(spec, built, model, gpus, tokens_per_s=found.best[0]["tokens_per_s"])
+        if spec.workload.tokens:
+            seconds = spec.workload.tokens / found.best[0]["tokens_per_s"] / reliability.goodput
+            reliability = replace(reliability, days=seconds / DAY_S)
+    job = Training(model=model, num_gpus=gpus, options=opts, search=found, tokens=spec.workload.tokens,
+                   costs_usd={}, reliability=reliability)
     seconds = job.time_to_train_s
     if seconds is not None:
         gpu_hours = seconds / 3600 * gpus

@@ -50,6 +50,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             },
             "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
                         "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
+            "burst_buffer": None if not design.burst_buffer_units else {
+                "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb,
+                "units": design.burst_buffer_units, "read_Bps": design.burst_buffer_read_Bps,
+                "write_Bps": design.burst_buffer_write_Bps},
         },
         "cost": {
             "capex_usd": costs.capex_usd,
@@ -115,11 +119,20 @@ def training_section(job: Any) -> dict[str, Any]:
     }
     if best is not None:
         out.update(_layout_fields(best, job.options.global_batch))
+        reliability = job.reliability
+        out["goodput"] = job.goodput
+        out["interruptions_per_day"] = reliability.interruptions_per_day
+        out["checkpoint_interval_s"] = reliability.interval_s
         if job.tokens:
+            effective = job.effective_costs_usd
             out["tokens"] = job.tokens
             out["time_to_train_s"] = job.time_to_train_s
             out["cost_to_train_usd"] = job.costs_usd["own"]
             out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+            out["effective_time_to_train_s"] = job.effective_time_to_train_s
+            out["expected_interruptions"] = reliability.expected_interruptions
+            out["effective_cost_to_train_usd"] = effective["own"]
+            out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
     out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
     return out
 

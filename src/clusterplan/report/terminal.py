@@ -77,7 +77,10 @@ def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
                   f"switches at {fabric['link_rate_Bps'] * 8 / 1e9:g} Gb/s: {switches}; links {links}; "
                   f"bisection {fabric['bisection_bw_Bps_per_gpu'] / 1e9:.1f} GB/s per GPU")
     console.print(f"[bold]Racks[/bold]: {racks['servers_per_rack']} servers per rack; heaviest rack "
-                  f"{racks['max_rack_power_kw']:.1f} kW of {racks['rack_budget_kw']:.1f} kW\n")
+                  f"{racks['max_rack_power_kw']:.1f} kW of {racks['rack_budget_kw']:.1f} kW")
+    burst = design["burst_buffer"]
+    console.print(f"[bold]Storage[/bold]: {_tier(design['storage'])}"
+                  + (f"; burst buffer: {_tier(burst)}" if burst else "") + "\n")
 
     bom = _table("Bill of materials", "Category", "Item", "Qty", "Unit price", "Total", right=(2, 3, 4))
     for category, subtotal in cost["capex_by_category_usd"].items():
@@ -120,6 +123,12 @@ def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
         console.print("[bold]Warnings[/bold]")
         for warning in doc["warnings"]:
             console.print(f"  ! {escape(warning)}", soft_wrap=True)
+
+
+def _tier(tier: dict[str, Any]) -> str:
+    """A storage tier of the design: capacity, blocks and bandwidth."""
+    return (f"{tier['usable_tb']:,.0f} TB on {tier['units']} x {tier['tier']}, read "
+            f"{tier['read_Bps'] / 1e9:,.0f} GB/s, write {tier['write_Bps'] / 1e9:,.0f} GB/s")
 
 
 def render_catalog(doc: dict[str, Any], stream: TextIO) -> None:

@@ -14,7 +14,8 @@ def _duration(seconds: float) -> str:
 
 
 def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """Headline lines: layout, step time, throughput, MFU, memory, time- and cost-to-train."""
+    """Headline lines: layout, step time, throughput, MFU, memory, goodput, time- and cost-to-train (raw and
+    effective: divided by goodput)."""
     if not doc["feasible"]:
         return [("Training", f"{doc['model']['name']}: no layout fits ({_reasons(doc)})")]
     lay = doc["layout"]
@@ -30,15 +31,25 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         ("Model TFLOP/s per GPU, MFU", f"{doc['tflops_per_gpu']:.0f}, {doc['mfu']:.1%} "
                                        f"(hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
+        ("Goodput", f"{doc['goodput']:.1%} ({doc['interruptions_per_day']:.2f} interruptions/day, "
+                    f"checkpoint every {doc['checkpoint_interval_s'] / 60:,.1f} min)"),
     ]
     if "time_to_train_s" in doc:
-        rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens", _duration(doc["time_to_train_s"])))
-        rows.append(("Cost to train (own cluster)", format_usd(doc["cost_to_train_usd"])))
-        cloud = doc["cloud_cost_to_train_usd"]
+        rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens",
+                     _raw_effective(_duration(doc["time_to_train_s"]), _duration(doc["effective_time_to_train_s"]))))
+        rows.append(("Cost to train (own cluster)", _raw_effective(format_usd(doc["cost_to_train_usd"]),
+                                                                   format_usd(doc["effective_cost_to_train_usd"]))))
+        cloud, effective = doc["cloud_cost_to_train_usd"], doc["effective_cloud_cost_to_train_usd"]
         if cloud:
             offer = min(cloud, key=cloud.get)
-            rows.append((f"Cost to train (cheapest cloud: {offer})", format_usd(cloud[offer])))
+            rows.append((f"Cost to train (cheapest cloud: {offer})",
+                         _raw_effective(format_usd(cloud[offer]), format_usd(effective[offer]))))
     return rows
+
+
+def _raw_effective(raw: str, effective: str) -> str:
+    """A figure without and with failures, checkpoints and restarts (effective = raw / goodput)."""
+    return f"{raw} raw, {effective} effective"
 
 
 def _reasons(doc: dict[str, Any]) -> str:
