@@ -40,6 +40,10 @@ def _days(value: float) -> str:
     return f"{value / DAY:,.1f} days"
 
 
+def _tokens(value: float) -> str:
+    return f"{value / 1e12:,.4g}T" if value >= 1e12 else f"{value / 1e9:,.4g}B"
+
+
 def _layout_text(layout: dict) -> str:
     return (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}, "
             f"micro-batch {layout['mbs']}, v {layout['vpp']}, recompute {layout['recompute']}, ZeRO {layout['zero']}")
@@ -61,7 +65,7 @@ def _chosen(doc: dict) -> str:
     rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}</tr>" for name, key, fmt in figures]
     rows.append(f"<tr><td>HBM per GPU</td>{td(doc, '/training/hbm_bytes_per_gpu', _gib)}</tr>")
     if "time_to_train_s" in job:
-        rows.append(f"<tr><td>Time to train {job['tokens'] / 1e9:,.0f}B tokens</td>"
+        rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens</td>"
                     f"{td(doc, f'{base}/time_to_train_s', _days)}</tr>")
     out += table(("Figure", "Value"), rows, numeric=(1,))
     if "time_to_train_s" in job:
@@ -108,7 +112,7 @@ def _sweep_charts(doc: dict, tokens: float) -> str:
         markers.append((job["num_gpus"], Mark(value=job["time_to_train_s"], pointer="/plan/training/num_gpus",
                                               tip=f"this plan's job: {job['num_gpus']} GPUs, "
                                                   f"{_days(job['time_to_train_s'])}"), "this plan"))
-    title = f"{tokens / 1e9:,.0f}B tokens"
+    title = f"{_tokens(tokens)} tokens"
     out = svg.line_chart(f"Time to train {title} vs job size (days)", [time], x,
                          svg.linear_axis([m.value for _, m in time.points], "days", lambda v: f"{v / DAY:g}",
                                          unit=DAY), markers=markers, legend=False, chart="training-time")

@@ -207,9 +207,11 @@ def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart:
                            f'stroke-width="1.5"{_attrs(mark)}>{_tip(mark)}</circle>')
     for px, mark, label in markers:
         cx, cy = x.at(px, left, right), y.at(mark.value, bottom, top)
+        # the label reads leftwards from a marker in the right quarter, so it stays inside the picture
+        side = f'x="{cx - 7:.1f}" text-anchor="end"' if cx > right - (right - left) / 4 else f'x="{cx + 7:.1f}"'
         out.append(f'<g class="marker"><circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="none" stroke="{INK}" '
                    f'stroke-width="1.5"{_attrs(Mark(value=px, pointer=mark.pointer))}>{_tip(mark)}</circle>'
-                   f'<text x="{cx + 7:.1f}" y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
+                   f'<text {side} y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
     if legend:
         out.append(_legend([(s.name, s.colour or PALETTE[i % len(PALETTE)], s.dashed) for i, s in enumerate(series)],
                            right + 16, top + 6))

@@ -54,3 +54,14 @@ def test_a_point_without_a_value_breaks_the_line():
     path = out[out.index('<path d="') + 9:]
     path = path[:path.index('"')]
     assert path.count("M") == 2 and path.count("L") == 2 and out.count("<circle") == 4
+
+
+def test_a_marker_label_at_the_right_end_reads_leftwards():
+    """A marker's label near the right edge ends at the marker, so it is not cut off; elsewhere it starts there."""
+    x = svg.Axis(low=0, high=10, ticks=(0, 10), label="x", format=str)
+    line = svg.Series(name="s", points=((0, svg.Mark(value=1.0)), (10, svg.Mark(value=2.0))))
+    for at, anchored in ((10, True), (1, False)):
+        out = svg.line_chart("T", [line], x, svg.linear_axis([2.0], "y", str),
+                             markers=[(at, svg.Mark(value=1.5), "here")], legend=False)
+        label = out[out.index('<g class="marker">'):]
+        assert ('text-anchor="end"' in label[:label.index("here")]) is anchored
