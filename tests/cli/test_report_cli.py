@@ -228,6 +228,16 @@ def test_training_sweep_doubles_from_one_node_and_keeps_what_does_not_fit(capsys
     assert 'data-pointer="/training/sweep/3/time_to_train_s"' in page
 
 
+def test_a_workload_that_never_fits_has_a_section_without_charts(capsys):
+    """Nothing fits at any size: the section says why, every size is a row with its reason, no chart is drawn."""
+    code, out, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="gpt-1t"', "--set",
+                         'workload.tokens="1T"', *FAST)
+    assert code == 0, err
+    section = out[out.index('<section id="training"'):out.index('<section id="sensitivity"')]
+    assert "No layout fits (" in section and "<svg" not in section
+    assert section.count("nothing fits: does not fit in GPU memory") == 5
+
+
 def test_a_fixed_degree_a_size_cannot_hold_is_a_gap(capsys):
     """A data-parallel degree held fixed that a smaller job cannot hold: that size is kept, with the reason."""
     code, out, err = run(capsys, "report", *WORKLOAD, "--set", "workload.dp=16", *FAST, "--format", "json")

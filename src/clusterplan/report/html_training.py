@@ -147,12 +147,13 @@ def _sweep(doc: dict) -> str:
     out = ("<h3>By job size</h3><p>The same workload and global batch on one node, doubling up to the whole "
            "cluster, each size searched afresh for its best layout.</p>"
            + table(headers, cells, numeric=(0, 1, *range(3, len(headers)))))
-    if tokens:
+    charted = tokens and any(row["feasible"] for row in rows)
+    if charted:
         out += _sweep_charts(doc, tokens)
     gaps = [str(row["gpus"]) for row in rows if not row["feasible"]]
     if gaps:
-        out += (f'<p class="muted">Nothing fits on {esc(", ".join(gaps))} GPUs (the table says why): '
-                f'those sizes have no point{" in the charts" if tokens else ""}.</p>')
+        out += (f'<p class="muted">Nothing fits on {esc(", ".join(gaps))} GPUs (the table says why)'
+                f'{": those sizes have no point in the charts" if charted else ""}.</p>')
     return out
 
 
