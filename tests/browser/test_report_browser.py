@@ -3,7 +3,8 @@
 Driven by the playwright package against the system chromium (never a downloaded browser); skipped
 where either is missing. The reference report's screenshot is saved to $CLUSTERPLAN_ARTIFACTS (or a
 temporary folder) as report-reference.png (the whole page) and report-reference-top.png (its first
-2,960 pixels, the picture in the README).
+2,960 pixels, the picture in the README); the training section of the reference with a workload as
+report-training.png.
 """
 
 import io
@@ -23,6 +24,19 @@ ROOT = Path(__file__).parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
 CHARTS = {"capex", "opex", "ownership", "power", "fabric", "collectives", "tornado-tco_usd",
           "tornado-breakeven_months", "histogram"}
+WORKLOAD_CHARTS = {"training-memory"}                      # with a [workload]
+BUDGET_CHARTS = {"training-time", "training-cost"}         # with a [workload] and a token budget
+WORKLOAD = ['workload.model="llama2-13b"', 'workload.tokens="2T"']
+CASES = [(path, []) for path in EXAMPLES] + [(ROOT / "examples" / "reference-128x-h100.toml", WORKLOAD)]
+
+
+def expected_charts(path: Path, overrides: list[str]) -> set[str]:
+    """The charts a scenario's report must draw: the training ones only where it has a workload."""
+    from clusterplan.spec import load_spec
+
+    workload = load_spec(path, overrides).workload
+    return (CHARTS | (WORKLOAD_CHARTS if workload.defined else set())
+            | (BUDGET_CHARTS if workload.defined and workload.tokens else set()))
 
 
 def render(*argv) -> str:
@@ -82,20 +96,27 @@ def check_page(opened: Opened, charts: set[str]) -> None:
         assert chart["width"] > 100 and chart["height"] > 100, chart
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_every_example_report_renders(browser, example, tmp_path_factory):
-    """Each example's report: no console error, all nine charts drawn, no request made."""
-    opened = Opened(browser, render("report", os.path.relpath(example), "--samples", "5000"))
+@pytest.mark.parametrize("example, overrides", CASES,
+                         ids=[p.stem + ("-with-workload" if o else "") for p, o in CASES])
+def test_every_example_report_renders(browser, example, overrides, tmp_path_factory):
+    """Each example's report (and the reference with a workload): no console error, every chart drawn, no request."""
+    sets = [arg for item in overrides for arg in ("--set", item)]
+    opened = Opened(browser, render("report", os.path.relpath(example), *sets, "--samples", "5000"))
+    charts = expected_charts(example, overrides)
     try:
-        check_page(opened, CHARTS)
-        assert opened.page.locator("h2").count() == 9
-        if example.stem == "reference-128x-h100":
-            folder = Path(os.environ.get("CLUSTERPLAN_ARTIFACTS") or tmp_path_factory.mktemp("artifacts"))
-            folder.mkdir(parents=True, exist_ok=True)
+        check_page(opened, charts)
+        assert opened.page.locator("h2").count() == 9 + bool(charts & WORKLOAD_CHARTS)
+        folder = Path(os.environ.get("CLUSTERPLAN_ARTIFACTS") or tmp_path_factory.mktemp("artifacts"))
+        folder.mkdir(parents=True, exist_ok=True)
+        if example.stem == "reference-128x-h100" and not overrides:
             shot, top = folder / "report-reference.png", folder / "report-reference-top.png"
             opened.page.screenshot(path=str(shot), full_page=True)
             opened.page.screenshot(path=str(top), full_page=True, clip={"x": 0, "y": 0, "width": 1100, "height": 2960})
             assert shot.stat().st_size > 50_000 and top.stat().st_size > 20_000
+        if charts & WORKLOAD_CHARTS:
+            shot = folder / "report-training.png"
+            opened.page.locator("section#training").screenshot(path=str(shot))
+            assert shot.stat().st_size > 20_000
     finally:
         opened.page.close()
 

@@ -68,53 +68,89 @@ def shown_agrees(text: str, value) -> bool:
         return text in ("never", "-", "")
     if text.startswith("month "):
         return int(text.split()[1]) == value
-    match = re.search(r"([-+]?)\$?([\d,]*\.?\d+)\s*([KMB]?)(\s*GB/s|%|\s*pp|\s*days|\s*h\b)?", text)
+    match = re.search(r"([-+]?)\$?([\d,]*\.?\d+)\s*([KMB]?)(\s*GB/s|\s*GiB|%|\s*pp|\s*days|\s*h\b)?", text)
     assert match, text
     sign, digits, suffix, unit = match.groups()
     scale = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9}[suffix]
     unit = (unit or "").strip()
     if unit == "GB/s" and abs(value) > 1e6:
         scale = 1e9
-    scale *= {"%": 0.01, "pp": 0.01, "days": 86400, "h": 3600}.get(unit, 1)
+    scale *= {"%": 0.01, "pp": 0.01, "days": 86400, "h": 3600, "GiB": 2**30}.get(unit, 1)
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     shown = float(digits.replace(",", "")) * scale * (-1 if sign == "-" else 1)
     return abs(shown - value) <= 0.5 * 10 ** -decimals * scale * (1 + 1e-9) + 1e-12
 
 
-@pytest.fixture(scope="module")
-def reference_outputs(tmp_path_factory):
-    """The reference report as HTML and JSON, and the plan as JSON, CSV and XLSX, each from its own run."""
-    folder = tmp_path_factory.mktemp("outputs")
-    outputs = {}
-    for name, argv in {"html": ["report", REFERENCE, *FAST, "-o"], "report.json": ["report", REFERENCE, *FAST,
+WORKLOAD = [REFERENCE, "--set", 'workload.model="llama2-13b"', "--set", 'workload.tokens="2T"']
+
+
+def outputs(folder, scenario):
+    """The report as HTML and JSON, and the plan as JSON, CSV and XLSX, each from its own run."""
+    found = {}
+    for name, argv in {"html": ["report", *scenario, *FAST, "-o"], "report.json": ["report", *scenario, *FAST,
                                                                                  "--format", "json", "-o"],
-                       "plan.json": ["plan", REFERENCE, "--format", "json", "-o"],
-                       "csv": ["plan", REFERENCE, "--format", "csv", "-o"],
-                       "xlsx": ["plan", REFERENCE, "--format", "xlsx", "-o"]}.items():
+                       "plan.json": ["plan", *scenario, "--format", "json", "-o"],
+                       "csv": ["plan", *scenario, "--format", "csv", "-o"],
+                       "xlsx": ["plan", *scenario, "--format", "xlsx", "-o"]}.items():
         path = folder / f"out.{name}"
         assert main([*argv, str(path)]) == 0
-        outputs[name] = path
-    return outputs
+        found[name] = path
+    return found
 
 
-def test_html_numbers_match_the_json(reference_outputs):
-    """Every number in the HTML (cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
-    report = json.loads(reference_outputs["report.json"].read_text())
-    planned = json.loads(reference_outputs["plan.json"].read_text())
-    found = numbers(reference_outputs["html"].read_text())
-    assert len(found) > 300
-    pointers = {pointer for _, pointer, _, _ in found}
-    for needed in ("/plan/cost/tco_usd", "/plan/cost/capex_usd", "/plan/cost/cost_per_gpu_hour_usd",
-                   "/plan/cloud/0/breakeven_months", "/sensitivity/monte_carlo/tco_usd/p50",
-                   "/collectives/0/rows/0/busbw_GBps", "/plan/design/racks/power_kw/0"):
-        assert needed in pointers
-    for tag, pointer, value, text in found:
+@pytest.fixture(scope="module")
+def reference_outputs(tmp_path_factory):
+    return outputs(tmp_path_factory.mktemp("outputs"), [REFERENCE])
+
+
+@pytest.fixture(scope="module")
+def workload_outputs(tmp_path_factory):
+    return outputs(tmp_path_factory.mktemp("workload"), WORKLOAD)
+
+
+def check_numbers(found: dict, needed: tuple[str, ...]) -> set[str]:
+    """Every number in the HTML equals the report JSON at its pointer (and the plan JSON under /plan), rounded as
+    shown; ``needed`` are among them. The pointers found."""
+    report = json.loads(found["report.json"].read_text())
+    planned = json.loads(found["plan.json"].read_text())
+    elements = numbers(found["html"].read_text())
+    pointers = {pointer for _, pointer, _, _ in elements}
+    assert set(needed) <= pointers, set(needed) - pointers
+    for tag, pointer, value, text in elements:
         expected = resolve(report, pointer)
         assert value == repr(expected), pointer
         if pointer.startswith("/plan/"):
             assert resolve(planned, pointer[len("/plan"):]) == expected, pointer
         if text is not None and tag in ("td", "div", "span"):
             assert shown_agrees(text, expected), (pointer, text, expected)
+    return pointers
+
+
+def test_html_numbers_match_the_json(reference_outputs):
+    """Every number in the HTML (cells, cards, chart marks) equals the JSON at its pointer, and shows it rounded."""
+    pointers = check_numbers(reference_outputs, (
+        "/plan/cost/tco_usd", "/plan/cost/capex_usd", "/plan/cost/cost_per_gpu_hour_usd",
+        "/plan/cloud/0/breakeven_months", "/sensitivity/monte_carlo/tco_usd/p50", "/collectives/0/rows/0/busbw_GBps",
+        "/plan/design/racks/power_kw/0"))
+    assert len(pointers) > 300 and not any(p.startswith(("/training", "/plan/training")) for p in pointers)
+
+
+def test_training_numbers_match_the_json(workload_outputs):
+    """With a workload: the layout, step time, MFU, memory parts, costs to train and every sweep point agree."""
+    report = json.loads(workload_outputs["report.json"].read_text())
+    sweep = report["training"]["sweep"]
+    last = len(sweep) - 1
+    offer = report["plan"]["cloud"][0]["offer"]
+    pointers = check_numbers(workload_outputs, (
+        "/plan/training/layout/tp", "/plan/training/layout/dp", "/plan/training/step_time_s",
+        "/plan/training/tokens_per_s", "/plan/training/mfu", "/plan/training/tflops_per_gpu",
+        "/plan/training/memory_bytes_per_gpu/total", "/plan/training/memory_bytes_per_gpu/activations",
+        "/plan/training/memory_bytes_per_gpu/reserved", "/training/hbm_bytes_per_gpu",
+        "/plan/training/time_to_train_s", "/plan/training/cost_to_train_usd",
+        f"/plan/training/cloud_cost_to_train_usd/{offer}", "/training/sweep/0/time_to_train_s",
+        f"/training/sweep/{last}/cost_to_train_usd/own", f"/training/sweep/{last}/cost_to_train_usd/{offer}",
+        f"/training/sweep/{last}/mfu"))
+    assert {f"/training/sweep/{i}/time_to_train_s" for i in range(len(sweep))} <= pointers
 
 
 def test_csv_and_xlsx_numbers_match_the_json(reference_outputs):
@@ -149,8 +185,66 @@ def test_report_for_every_example(capsys, example):
     assert out.startswith("<!DOCTYPE html>") and out.rstrip().endswith("</html>")
     for anchor in ("summary", "capex", "opex", "cloud", "power", "fabric", "warnings", "collectives", "sensitivity"):
         assert f'id="{anchor}"' in out
-    assert out.count("<svg") == 9 and "<script" not in out
+    assert out.count("<svg") == 9 and "<script" not in out and 'id="training"' not in out
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", out)
+
+
+def test_report_with_a_workload_has_the_training_section(capsys):
+    """A workload adds the training section (before sensitivity) and its three charts; no token budget, one."""
+    code, out, err = run(capsys, "report", *WORKLOAD, *FAST)
+    assert code == 0, err
+    assert out.index('id="collectives"') < out.index('id="training"') < out.index('id="sensitivity"')
+    assert out.count("<svg") == 12 and out.count("<h2>") == 10
+    for chart in ("training-memory", "training-time", "training-cost"):
+        assert f'data-chart="{chart}"' in out
+    code, out, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="llama2-13b"', *FAST)
+    assert code == 0, err
+    assert out.count("<svg") == 10 and 'data-chart="training-memory"' in out and "training-time" not in out
+
+
+def test_training_sweep_doubles_from_one_node_and_keeps_what_does_not_fit(capsys):
+    """The sweep: one node doubling, the plan's job and the whole cluster; where nothing fits, nulls and why."""
+    argv = [REFERENCE, "--set", 'workload.model="gpt3-175b"', "--set", 'workload.tokens="300B"',
+            "--set", "workload.gpus=96"]
+    code, out, err = run(capsys, "report", *argv, *FAST, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    sweep, job = doc["training"]["sweep"], doc["plan"]["training"]
+    assert [row["gpus"] for row in sweep] == [8, 16, 32, 64, 96, 128]
+    assert [row["num_nodes"] for row in sweep] == [1, 2, 4, 8, 12, 16]
+    for row in sweep[:3]:
+        assert not row["feasible"] and "does not fit in GPU memory" in row["reason"]
+        assert row["time_to_train_s"] is None and row["layout"] is None and row["cost_to_train_usd"] == {}
+    mine = next(row for row in sweep if row["gpus"] == job["num_gpus"] == 96)
+    assert mine["layout"] == {k: v for k, v in job["layout"].items() if k != "global_batch"}
+    assert mine["time_to_train_s"] == job["time_to_train_s"] and mine["cost_to_train_usd"]["own"] == job[
+        "cost_to_train_usd"]
+    assert set(mine["cost_to_train_usd"]) == {"own", *(offer["offer"] for offer in doc["plan"]["cloud"])}
+    assert sweep[-1]["time_to_train_s"] < mine["time_to_train_s"] < sweep[3]["time_to_train_s"]
+    code, page, _ = run(capsys, "report", *argv, *FAST)
+    assert code == 0 and page.count("nothing fits: does not fit in GPU memory") == 3
+    assert "Nothing fits on 8, 16, 32 GPUs" in page
+    assert 'data-pointer="/training/sweep/2/time_to_train_s"' not in page
+    assert 'data-pointer="/training/sweep/3/time_to_train_s"' in page
+
+
+def test_a_workload_that_never_fits_has_a_section_without_charts(capsys):
+    """Nothing fits at any size: the section says why, every size is a row with its reason, no chart is drawn."""
+    code, out, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="gpt-1t"', "--set",
+                         'workload.tokens="1T"', *FAST)
+    assert code == 0, err
+    section = out[out.index('<section id="training"'):out.index('<section id="sensitivity"')]
+    assert "No layout fits (" in section and "<svg" not in section
+    assert section.count("nothing fits: does not fit in GPU memory") == 5
+
+
+def test_a_fixed_degree_a_size_cannot_hold_is_a_gap(capsys):
+    """A data-parallel degree held fixed that a smaller job cannot hold: that size is kept, with the reason."""
+    code, out, err = run(capsys, "report", *WORKLOAD, "--set", "workload.dp=16", *FAST, "--format", "json")
+    assert code == 0, err
+    sweep = json.loads(out)["training"]["sweep"]
+    assert sweep[0]["gpus"] == 8 and not sweep[0]["feasible"] and "16 does not divide the 8 GPUs" in sweep[0]["reason"]
+    assert [row["layout"]["dp"] for row in sweep[1:]] == [16] * (len(sweep) - 1)
 
 
 def test_scenario_text_is_shown_as_text(capsys, tmp_path):

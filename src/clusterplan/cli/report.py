@@ -15,7 +15,8 @@ def add_parser(commands) -> None:
 
     parser = commands.add_parser("report", help="self-contained HTML report with charts",
                                  description="Summary, BoM, opex, owning vs renting, power, fabric, checks, "
-                                             "collectives and sensitivity in one offline HTML file.")
+                                             "collectives, training (with a [workload]) and sensitivity in one "
+                                             "offline HTML file.")
     add_scenario_options(parser)
     parser.add_argument("--measured", metavar="FILE",
                         help="nccl-tests log or clusterplan.bench/1 JSON to draw beside the predicted busbw")
@@ -54,6 +55,39 @@ def collectives(spec, built, measured_path: str | None) -> list[dict]:
             for gpus in group_sizes(built.num_gpus, built.gpus_per_node, ranks)]
 
 
+def job_sizes(num_gpus: int, gpus_per_node: int, job_gpus: int) -> list[int]:
+    """One node doubling up to the whole cluster, the whole cluster, and the plan's job, each once, smallest first."""
+    sizes, gpus = {num_gpus, job_gpus}, min(gpus_per_node, num_gpus)
+    while gpus < num_gpus:
+        sizes.add(gpus)
+        gpus *= 2
+    return sorted(sizes)
+
+
+def training_sweep(spec, planned) -> dict | None:
+    """The workload predicted on each job size (its best layout only), or None without a workload."""
+    if planned.training is None:
+        return None
+    from dataclasses import replace
+
+    from clusterplan.errors import ConfigError
+    from clusterplan.perf.training import training
+    from clusterplan.report.documents import sweep_row
+
+    built = planned.design
+    offers = [rental.cost.offer for rental in planned.rentals]
+    rows = []
+    for gpus in job_sizes(built.num_gpus, built.gpus_per_node, planned.training.num_gpus):
+        sized = replace(spec, workload=replace(spec.workload, gpus=gpus))
+        try:
+            job = training(sized, built, planned.costs.cost_per_gpu_hour_usd, offers, top=1)
+        except ConfigError as error:   # a layout degree held fixed that this size cannot hold
+            rows.append(sweep_row(gpus=gpus, gpus_per_node=built.gpus_per_node, reason=error.message))
+            continue
+        rows.append(sweep_row(gpus=gpus, gpus_per_node=built.gpus_per_node, job=job))
+    return {"hbm_bytes_per_gpu": built.parts.gpu.hbm_bytes, "sweep": rows}
+
+
 def run(args: argparse.Namespace) -> int:
     from clusterplan.cli.plan import effective_spec
     from clusterplan.cli.sensitivity import analyse
@@ -67,10 +101,12 @@ def run(args: argparse.Namespace) -> int:
     with scenario.located():
         planned = plan(spec)
         groups = collectives(spec, planned.design, args.measured)
+        sweep = training_sweep(spec, planned)
     sensitivity = analyse(scenario, spec, args)
     title = spec.about.name or (Path(args.scenario).stem if args.scenario else "reference scenario")
     document = report_document(title=title, source=args.scenario or "reference scenario",
-                               plan=plan_document(planned), collectives=groups, sensitivity=sensitivity)
+                               plan=plan_document(planned), collectives=groups, sensitivity=sensitivity,
+                               training=sweep)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:

@@ -71,11 +71,33 @@ def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any
     }
 
 
-def report_document(*, title: str, source: str, plan: dict[str, Any], collectives: list[dict[str, Any]],
-                    sensitivity: dict[str, Any] | None) -> dict[str, Any]:
-    """What the HTML report shows: the plan, predicted (and measured) collectives, and the sensitivity.
+SWEEP_FIGURES = ("layout", "step_time_s", "tokens_per_s", "mfu", "memory_bytes_per_gpu", "time_to_train_s")
 
-    A later part (training) is one more key here and one more section renderer in report/html.py.
+
+def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "") -> dict[str, Any]:
+    """One job size of the training sweep (a ``perf.training.Training``): its best layout's figures.
+
+    Where nothing fits, or ``reason`` says why the size cannot be asked for, the figures are null and
+    ``reason`` names the rule that removed the last candidates: the search applies its rules in turn and
+    counts them in that order, so the last one counted is the one that left none.
+    """
+    row = {"gpus": gpus, "num_nodes": gpus // gpus_per_node}
+    best = job.best if job is not None else None
+    if best is None:
+        if job is not None:
+            reason = list(job.search.rejected)[-1] if job.search.rejected else "no layout to search"
+        return {**row, "feasible": False, "reason": reason, **dict.fromkeys(SWEEP_FIGURES), "cost_to_train_usd": {}}
+    return {**row, "feasible": True, "reason": None, "layout": best["layout"], "step_time_s": best["step_time_s"],
+            "tokens_per_s": best["tokens_per_s"], "mfu": best["mfu"], "memory_bytes_per_gpu": best["memory"],
+            "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
+
+
+def report_document(*, title: str, source: str, plan: dict[str, Any], collectives: list[dict[str, Any]],
+                    sensitivity: dict[str, Any] | None, training: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the HTML report shows: the plan, predicted (and measured) collectives, the sensitivity and,
+    with a workload, the training sweep (``{hbm_bytes_per_gpu, sweep: [sweep_row ...]}``).
+
+    A later part is one more key here and one more section renderer in report/html.py.
     """
     return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source, "plan": plan,
-            "collectives": collectives, "sensitivity": sensitivity}
+            "collectives": collectives, "sensitivity": sensitivity, "training": training}

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from clusterplan.report import svg
 from clusterplan.report.html_analysis import collectives, sensitivity
+from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, money, months, page, pointer, resolve, section, table, td
 from clusterplan.report.svg import Mark, esc
 
@@ -173,7 +174,8 @@ def warnings(doc: dict) -> Part:
                    + "".join(f"<li>{esc(w)}</li>" for w in items) + "</ul>")
 
 
-SECTIONS: tuple[Section, ...] = (summary, capex, opex, ownership, power, fabric, warnings, collectives, sensitivity)
+SECTIONS: tuple[Section, ...] = (summary, capex, opex, ownership, power, fabric, warnings, collectives, training,
+                                 sensitivity)
 
 
 def render_report(doc: dict[str, Any], stream: TextIO, sections: Sequence[Section] = SECTIONS) -> None:

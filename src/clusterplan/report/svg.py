@@ -85,9 +85,14 @@ def nice_step(span: float, count: int = 5) -> float:
     return 10 * magnitude
 
 
-def linear_axis(values: Sequence[float], label: str, fmt: Format, *, zero: bool = True, count: int = 5) -> Axis:
-    """An axis over ``values`` with round ticks (from zero unless ``zero`` is False)."""
-    finite = [v for v in values if v is not None and math.isfinite(v)] or [0.0]
+def linear_axis(values: Sequence[float], label: str, fmt: Format, *, zero: bool = True, count: int = 5,
+                unit: float = 1.0) -> Axis:
+    """An axis over ``values`` with round ticks (from zero unless ``zero`` is False).
+
+    The ticks are round in ``unit`` (2**30 for bytes shown in GiB, 86400 for seconds shown in days);
+    the axis, its ticks and ``fmt`` stay in the values' own unit.
+    """
+    finite = [v / unit for v in values if v is not None and math.isfinite(v)] or [0.0]
     low, high = min(finite), max(finite)
     if zero:
         low, high = min(low, 0.0), max(high, 0.0)
@@ -95,8 +100,8 @@ def linear_axis(values: Sequence[float], label: str, fmt: Format, *, zero: bool 
         high = low + (abs(low) or 1.0)
     step = nice_step(high - low, count)
     start, stop = math.floor(low / step) * step, math.ceil(high / step) * step
-    ticks = tuple(start + i * step for i in range(int(round((stop - start) / step)) + 1))
-    return Axis(low=start, high=stop, ticks=ticks, label=label, format=fmt)
+    ticks = tuple((start + i * step) * unit for i in range(int(round((stop - start) / step)) + 1))
+    return Axis(low=start * unit, high=stop * unit, ticks=ticks, label=label, format=fmt)
 
 
 def log2_axis(values: Sequence[float], label: str, fmt: Format, *, count: int = 8) -> Axis:
@@ -175,18 +180,25 @@ def _legend(entries: Sequence[tuple[str, str, bool]], x: float, y: float) -> str
 
 def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart: str = "",
                markers: Sequence[tuple[float, Mark, str]] = (), legend: bool = True) -> str:
-    """Lines (or points) over two axes; ``markers`` are labelled dots (x, y mark, label)."""
+    """Lines (or points) over two axes; ``markers`` are labelled dots (x, y mark, label).
+
+    A point whose value is None is not drawn and breaks its line: the gap shows it.
+    """
     box = (84.0, 40.0, WIDTH - (230.0 if legend else 20.0), HEIGHT - 52.0)
     left, top, right, bottom = box
     out = [_frame(x, y, box)]
     for index, line in enumerate(series):
         colour = line.colour or PALETTE[index % len(PALETTE)]
-        coords = [(x.at(px, left, right), y.at(mark.value, bottom, top), mark) for px, mark in line.points]
-        if line.kind in ("line", "step") and len(coords) > 1:
+        coords = [(x.at(px, left, right), y.at(mark.value, bottom, top), mark) if mark.value is not None else None
+                  for px, mark in line.points]
+        if line.kind in ("line", "step"):
             dash = ' stroke-dasharray="6 4"' if line.dashed else ""
-            path = " ".join(f"{'M' if i == 0 else 'L'}{cx:.1f},{cy:.1f}" for i, (cx, cy, _) in enumerate(coords))
-            out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{line.width}"{dash}>'
-                       f'<title>{esc(line.name)}</title></path>')
+            path = " ".join(f"{'M' if i == 0 or coords[i - 1] is None else 'L'}{c[0]:.1f},{c[1]:.1f}"
+                            for i, c in enumerate(coords) if c is not None)
+            if "L" in path:
+                out.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{line.width}"{dash}>'
+                           f'<title>{esc(line.name)}</title></path>')
+        coords = [c for c in coords if c is not None]
         radius = 3.5 if line.kind == "points" else 2.0
         for cx, cy, mark in coords:
             if mark.pointer or line.kind == "points":
@@ -195,9 +207,11 @@ def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart:
                            f'stroke-width="1.5"{_attrs(mark)}>{_tip(mark)}</circle>')
     for px, mark, label in markers:
         cx, cy = x.at(px, left, right), y.at(mark.value, bottom, top)
+        # the label reads leftwards from a marker in the right quarter, so it stays inside the picture
+        side = f'x="{cx - 7:.1f}" text-anchor="end"' if cx > right - (right - left) / 4 else f'x="{cx + 7:.1f}"'
         out.append(f'<g class="marker"><circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="none" stroke="{INK}" '
                    f'stroke-width="1.5"{_attrs(Mark(value=px, pointer=mark.pointer))}>{_tip(mark)}</circle>'
-                   f'<text x="{cx + 7:.1f}" y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
+                   f'<text {side} y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
     if legend:
         out.append(_legend([(s.name, s.colour or PALETTE[i % len(PALETTE)], s.dashed) for i, s in enumerate(series)],
                            right + 16, top + 6))

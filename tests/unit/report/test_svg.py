@@ -37,3 +37,31 @@ def test_text_is_escaped():
 def test_money_format():
     """Axis money: $1.5M, $250K, $4.57."""
     assert (svg.usd(1.5e6), svg.usd(250e3), svg.usd(4.57), svg.usd(0)) == ("$1.5M", "$250K", "$4.57", "$0")
+
+
+def test_axis_ticks_are_round_in_the_unit_asked():
+    """Bytes shown in GiB: ticks at round GiB, the axis still in bytes."""
+    axis = svg.linear_axis([61.7 * 2**30, 80 * 2**30], "GiB", str, unit=2**30)
+    assert axis.high >= 80 * 2**30 and all((t / 2**30).is_integer() and t / 2**30 % 10 == 0 for t in axis.ticks)
+
+
+def test_a_point_without_a_value_breaks_the_line():
+    """None leaves a gap: no circle there, and the line starts again after it."""
+    points = tuple((x, svg.Mark(value=v, pointer=f"/p/{x}" if v is not None else ""))
+                   for x, v in ((1, 1.0), (2, 2.0), (3, None), (4, 3.0), (5, 4.0)))
+    x = svg.Axis(low=1, high=5, ticks=(1, 5), label="x", format=str)
+    out = svg.line_chart("T", [svg.Series(name="s", points=points)], x, svg.linear_axis([4.0], "y", str))
+    path = out[out.index('<path d="') + 9:]
+    path = path[:path.index('"')]
+    assert path.count("M") == 2 and path.count("L") == 2 and out.count("<circle") == 4
+
+
+def test_a_marker_label_at_the_right_end_reads_leftwards():
+    """A marker's label near the right edge ends at the marker, so it is not cut off; elsewhere it starts there."""
+    x = svg.Axis(low=0, high=10, ticks=(0, 10), label="x", format=str)
+    line = svg.Series(name="s", points=((0, svg.Mark(value=1.0)), (10, svg.Mark(value=2.0))))
+    for at, anchored in ((10, True), (1, False)):
+        out = svg.line_chart("T", [line], x, svg.linear_axis([2.0], "y", str),
+                             markers=[(at, svg.Mark(value=1.5), "here")], legend=False)
+        label = out[out.index('<g class="marker">'):]
+        assert ('text-anchor="end"' in label[:label.index("here")]) is anchored

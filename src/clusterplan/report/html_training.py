@@ -1,0 +1,180 @@
+"""HTML for the training part of the report: the chosen layout, its memory against HBM, and the job-size sweep.
+
+Drawn from ``/plan/training`` (the plan's prediction of the scenario's ``[workload]``) and ``/training``
+(the report's sweep over job sizes, report/documents.py ``sweep_row``); every number through its pointer.
+"""
+
+from __future__ import annotations
+
+from clusterplan.report import svg
+from clusterplan.report.page import Part, mark, money, pointer, section, table, td
+from clusterplan.report.svg import Mark, esc
+
+GIB = 2**30
+DAY = 86400
+LAYOUT = (("tp", "tp"), ("pp", "pp"), ("dp", "dp"), ("cp", "cp"), ("mbs", "Micro-batch"),
+          ("vpp", "Virtual stages"), ("recompute", "Recompute"), ("zero", "ZeRO"), ("global_batch", "Global batch"))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:,.3f} s"
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _integer(value: int) -> str:
+    return f"{value:,}"
+
+
+def _share(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _gib(value: float) -> str:
+    return f"{value / GIB:,.1f} GiB"
+
+
+def _days(value: float) -> str:
+    return f"{value / DAY:,.1f} days"
+
+
+def _tokens(value: float) -> str:
+    return f"{value / 1e12:,.4g}T" if value >= 1e12 else f"{value / 1e9:,.4g}B"
+
+
+def _layout_text(layout: dict) -> str:
+    return (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}, "
+            f"micro-batch {layout['mbs']}, v {layout['vpp']}, recompute {layout['recompute']}, ZeRO {layout['zero']}")
+
+
+def _chosen(doc: dict) -> str:
+    """The best layout, its step time, throughput, MFU and memory, and time- and cost-to-train."""
+    job = doc["plan"]["training"]
+    base = "/plan/training"
+    cells = [td(doc, f"{base}/layout/{key}", _integer) if key != "recompute" else f"<td>{esc(job['layout'][key])}</td>"
+             for key, _ in LAYOUT]
+    out = "<h3>Chosen layout</h3>" + table([name for _, name in LAYOUT], [f"<tr>{''.join(cells)}</tr>"],
+                                           numeric=[i for i, (key, _) in enumerate(LAYOUT) if key != "recompute"])
+    figures = [("Step time", "step_time_s", _seconds), ("Tokens/s, cluster", "tokens_per_s", _count),
+               ("Tokens/s per GPU", "tokens_per_s_per_gpu", _count),
+               ("Model TFLOP/s per GPU", "tflops_per_gpu", lambda v: f"{v:,.1f}"),
+               ("Hardware TFLOP/s per GPU (with recomputation)", "hardware_tflops_per_gpu", lambda v: f"{v:,.1f}"),
+               ("MFU", "mfu", _share), ("Memory per GPU", "memory_bytes_per_gpu/total", _gib)]
+    rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}</tr>" for name, key, fmt in figures]
+    rows.append(f"<tr><td>HBM per GPU</td>{td(doc, '/training/hbm_bytes_per_gpu', _gib)}</tr>")
+    if "time_to_train_s" in job:
+        rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens</td>"
+                    f"{td(doc, f'{base}/time_to_train_s', _days)}</tr>")
+    out += table(("Figure", "Value"), rows, numeric=(1,))
+    if "time_to_train_s" in job:
+        costs = [f"<tr><td>own cluster</td>{td(doc, '/plan/cost/cost_per_gpu_hour_usd')}"
+                 f"{td(doc, f'{base}/cost_to_train_usd')}</tr>"]
+        for i, offer in enumerate(doc["plan"]["cloud"]):
+            costs.append(f'<tr><td title="{esc(offer["source"])}">{esc(offer["offer"])}</td>'
+                         f'{td(doc, f"/plan/cloud/{i}/usd_per_gpu_hour")}'
+                         f'{td(doc, pointer("plan", "training", "cloud_cost_to_train_usd", offer["offer"]))}</tr>')
+        out += table(("Cost to train on", "USD per GPU-hour", "Cost to train (USD)"), costs, numeric=(1, 2))
+    return out
+
+
+def _memory_chart(doc: dict) -> str:
+    """The chosen layout's memory per GPU, stacked by part, against the GPU's HBM."""
+    memory = doc["plan"]["training"]["memory_bytes_per_gpu"]
+    hbm = doc["training"]["hbm_bytes_per_gpu"]
+    series = [(part, [mark(doc, pointer("plan", "training", "memory_bytes_per_gpu", part), part, _gib)])
+              for part in memory if part != "total"]
+    axis = svg.linear_axis([memory["total"], hbm * 1.05], "GiB per GPU", lambda v: f"{v / GIB:g}", unit=GIB)
+    layout = doc["plan"]["training"]["layout"]
+    name = f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
+    return svg.bar_chart("Memory per GPU of the chosen layout vs HBM (GiB)", [name], series, axis,
+                         x_label="chosen layout, stacked by part", limit=(hbm, f"HBM {hbm / GIB:g} GiB"),
+                         chart="training-memory")
+
+
+def _sweep_charts(doc: dict, tokens: float) -> str:
+    """Time- and cost-to-train against the job size; sizes where nothing fits are gaps."""
+    rows = doc["training"]["sweep"]
+    sizes = [row["gpus"] for row in rows]
+    x = svg.Axis(low=sizes[0], high=sizes[-1], ticks=tuple(sizes), label="GPUs in the job (whole nodes)",
+                 format=lambda v: f"{v:g}", log=True)
+
+    def points(key: str, tip: str, fmt) -> tuple[tuple[float, Mark], ...]:
+        return tuple((row["gpus"], mark(doc, pointer("training", "sweep", i, *key.split("/")),
+                                        f"{tip}, {row['gpus']} GPUs", fmt) if row["feasible"] else Mark(value=None))
+                     for i, row in enumerate(rows))
+
+    job = doc["plan"]["training"]
+    time = svg.Series(name="time to train", points=points("time_to_train_s", "time to train", _days))
+    markers = []
+    if job.get("time_to_train_s") is not None:
+        markers.append((job["num_gpus"], Mark(value=job["time_to_train_s"], pointer="/plan/training/num_gpus",
+                                              tip=f"this plan's job: {job['num_gpus']} GPUs, "
+                                                  f"{_days(job['time_to_train_s'])}"), "this plan"))
+    title = f"{_tokens(tokens)} tokens"
+    out = svg.line_chart(f"Time to train {title} vs job size (days)", [time], x,
+                         svg.linear_axis([m.value for _, m in time.points], "days", lambda v: f"{v / DAY:g}",
+                                         unit=DAY), markers=markers, legend=False, chart="training-time")
+    names = ["own", *(offer["offer"] for offer in doc["plan"]["cloud"])]
+    costs = [svg.Series(name="own cluster" if name == "own" else name, colour=svg.INK if name == "own" else "",
+                        width=3.0 if name == "own" else 2.0, dashed=name != "own",
+                        points=points(f"cost_to_train_usd/{name}", f"{name}", money)) for name in names]
+    values = [m.value for series in costs for _, m in series.points]
+    return out + svg.line_chart(f"Cost to train {title} vs job size (USD): own cluster and each cloud offer", costs,
+                                x, svg.linear_axis(values, "USD to train", svg.usd), chart="training-cost")
+
+
+def _sweep(doc: dict) -> str:
+    """The sweep over job sizes: a table of every size, the charts when there is a token budget."""
+    rows = doc["training"]["sweep"]
+    tokens = doc["plan"]["scenario"]["workload"]["tokens"]
+    cells = []
+    for i, row in enumerate(rows):
+        base = f"/training/sweep/{i}"
+        head = f"<tr>{td(doc, f'{base}/gpus', _integer)}{td(doc, f'{base}/num_nodes', _integer)}"
+        if not row["feasible"]:
+            cells.append(f'{head}<td class="muted" colspan="{7 if tokens else 5}">nothing fits: '
+                         f'{esc(row["reason"])}</td></tr>')
+            continue
+        figures = (td(doc, f"{base}/step_time_s", _seconds) + td(doc, f"{base}/tokens_per_s", _count)
+                   + td(doc, f"{base}/mfu", _share) + td(doc, f"{base}/memory_bytes_per_gpu/total", _gib))
+        if tokens:
+            figures += td(doc, f"{base}/time_to_train_s", _days) + td(doc, f"{base}/cost_to_train_usd/own")
+        cells.append(f"{head}<td>{esc(_layout_text(row['layout']))}</td>{figures}</tr>")
+    headers = ("GPUs", "Nodes", "Best layout", "Step time", "Tokens/s", "MFU", "Memory per GPU",
+               *(("Time to train", "Cost to train, own (USD)") if tokens else ()))
+    out = ("<h3>By job size</h3><p>The same workload and global batch on one node, doubling up to the whole "
+           "cluster, each size searched afresh for its best layout.</p>"
+           + table(headers, cells, numeric=(0, 1, *range(3, len(headers)))))
+    charted = tokens and any(row["feasible"] for row in rows)
+    if charted:
+        out += _sweep_charts(doc, tokens)
+    gaps = [str(row["gpus"]) for row in rows if not row["feasible"]]
+    if gaps:
+        out += (f'<p class="muted">Nothing fits on {esc(", ".join(gaps))} GPUs (the table says why)'
+                f'{": those sizes have no point in the charts" if charted else ""}.</p>')
+    return out
+
+
+def _reasons(rejected: dict) -> str:
+    return "; ".join(f"{reason}: {count:,}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1]))
+
+
+def training(doc: dict) -> Part | None:
+    """The workload's best layout and what it costs, its memory against HBM, and the sweep over job sizes."""
+    if not doc.get("training"):
+        return None
+    job = doc["plan"]["training"]
+    model = job["model"]
+    body = (f"<p>{esc(model['name'])} ({model['params'] / 1e9:,.1f}B parameters, sequence {model['seq_len']:,}) "
+            f"on {job['num_gpus']:,} GPUs, {esc(job['precision'])}, global batch {job['global_batch']:,} sequences: "
+            f"the fastest layout that fits of {job['num_evaluated']:,} evaluated.</p>")
+    if job["feasible"]:
+        body += _chosen(doc) + _memory_chart(doc)
+    else:
+        body += f"<p>No layout fits ({esc(_reasons(job['rejected']))}).</p>"
+    body += _sweep(doc)
+    body += (f'<p class="muted">FLOP convention: {esc(job["mfu_convention"])}. Hardware TFLOP/s adds the '
+             f"recomputed forward passes; docs/training.md.</p>")
+    return section("training", "Training", body)
