@@ -112,7 +112,7 @@ def llm_foundry():
         fixed = {"tp": 1, "pp": 1, "cp": 1, "mbs": mbs, "zero": 3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
                  "recompute": 2 if r["activation_checkpointing"] == "True" else 0}
         best = predict(model, hw, gpus, s, batch, fixed, precision="fp8" if "fp8" in r["precision"] else "bf16",
-                       attention="flash2")
+                       attention="flash1")
         yield "llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best
 
 
@@ -135,7 +135,8 @@ def vtrain():
 
 def other_published():
     """BLOOM-176B (Megatron-DeepSpeed, 384 A100 80GB on Omni-Path) and OPT-175B (992 A100 80GB) from
-    other_published_throughput.csv. BLOOM: ALiBi, tied embeddings, TP 4 PP 12 DP 8, ZeRO-1, full recompute; rows
+    other_published_throughput.csv. BLOOM: ALiBi, tied embeddings, TP 4 PP 12 DP 8, ZeRO-1, full recompute,
+    DeepSpeed's plain 1F1B pipeline (no interleaving); rows
     that print seconds per iteration are compared directly, the rest through BLOOM's hardware-FLOP formula (the
     SC21 one). Jean Zay's nodes have 4 x 100 Gb/s Omni-Path links, modelled as 4 x 100 Gb/s RoCE (the catalog has
     no Omni-Path). OPT-175B: TP 8 over FSDP, 992 sequences of 2,048 (its "2M tokens"), fp16 (same peak as BF16),
@@ -154,7 +155,8 @@ def other_published():
         else:
             measured = sc21_flops(bloom, B, 2048) / (float(r["value"].split("-")[0]) * 1e12 * 384)
         hw = cluster("a100-80gb-sxm", 384, "roce-100g", 4)
-        best = predict(bloom, hw, 384, 2048, B, {"tp": 4, "pp": 12, "cp": 1, "mbs": mbs, "recompute": 2, "zero": 1},
+        best = predict(bloom, hw, 384, 2048, B, {"tp": 4, "pp": 12, "cp": 1, "mbs": mbs, "vpp": 1, "recompute": 2,
+                                                     "zero": 1},
                        attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
         basis = "s/iter" if per_iter else "TFLOP/s"
         yield "bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best

@@ -144,8 +144,9 @@ class Cloud:
     burst_offer: str = ""  # "" = no hybrid option
 
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full", "block")
 PRECISIONS = ("bf16", "fp8")
+ATTENTION = ("flash", "flash2", "flash1", "unfused")
 SHARDING = ("full", "hybrid")
 
 
@@ -168,14 +169,14 @@ class Workload:
     cp: int = 0
     mbs: int = 0                     # micro-batch size, sequences
     virtual_stages: int = 0          # interleaved pipeline stages per GPU (1 = plain 1F1B)
-    recompute: str = ""              # none | selective | full
+    recompute: str = ""              # none | selective | full | block (the fewest layers that fit)
     zero: int = -1                   # 0..3 (3 = FSDP full sharding); -1 = search
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
     sequence_parallel: bool = True   # Megatron sequence parallelism with TP
     tp_overlap: bool = True          # TP collectives overlap the GEMMs they feed (Transformer Engine userbuffers)
     precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
-    attention: str = "flash"         # the GPU's best fused kernel, "flash2" (FlashAttention-2) or "unfused" (2021 kernels)
+    attention: str = "flash"         # the GPU's best fused kernel, flash2, flash1 (2022-23 kernels) or unfused (2021)
 
     def __post_init__(self) -> None:
         _non_negative(self.tokens, "tokens")
@@ -183,12 +184,12 @@ class Workload:
             _non_negative(getattr(self, name), name)
         check(not (self.model and self.model_config), "model_config", "give model or model_config, not both")
         check(self.recompute in ("", *RECOMPUTE), "recompute",
-              f"must be none, selective or full, got {self.recompute!r}")
+              f"must be none, selective, full or block, got {self.recompute!r}")
         check(-1 <= self.zero <= 3, "zero", f"must be 0, 1, 2 or 3, got {self.zero}")
         check(self.sharding in SHARDING, "sharding", f"must be 'full' or 'hybrid', got {self.sharding!r}")
         check(self.precision in PRECISIONS, "precision", f"must be 'bf16' or 'fp8', got {self.precision!r}")
-        check(self.attention in ("flash", "flash2", "unfused"), "attention",
-              f"must be 'flash', 'flash2' or 'unfused', got {self.attention!r}")
+        check(self.attention in ATTENTION, "attention",
+              f"must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
 
     @property

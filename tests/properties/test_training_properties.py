@@ -53,7 +53,8 @@ def test_more_bandwidth_or_flops_never_slows_a_step(model, scale):
 @given(model=models)
 def test_memory_never_rises_with_the_zero_stage(model):
     grid = _grid(model, 64)
-    grid = {k: v[grid["dp"] > 1] for k, v in grid.items()}
+    block = T.RECOMPUTE.index("block")   # spends whatever memory is left on fewer recomputed layers
+    grid = {k: v[(grid["dp"] > 1) & (grid["recompute"] != block)] for k, v in grid.items()}
     opts = T.Options(seq_len=2048, global_batch=512)
     totals = [T.evaluate(model, HW, opts, {**grid, "zero": np.full_like(grid["zero"], z)})["memory"]["total"]
               for z in (0, 1, 2, 3)]
@@ -68,3 +69,18 @@ def test_tp_1_has_no_tp_communication(model):
     result = T.evaluate(model, HW, T.Options(seq_len=2048, global_batch=512), grid)
     assert np.all(result["breakdown"]["tp_comm"][grid["tp"] == 1] == 0)
     assert np.any(result["breakdown"]["tp_comm"][grid["tp"] > 1] > 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=models, hbm_gib=st.sampled_from([16, 40, 80]))
+def test_block_recomputation_lies_between_none_and_full(model, hbm_gib):
+    hw = dataclasses.replace(HW, hbm_bytes=hbm_gib * 2**30)
+    grid = _grid(model, 64)
+    opts = T.Options(seq_len=2048, global_batch=512)
+    none, full, block = (T.evaluate(model, hw, opts, {**grid, "recompute": np.full_like(grid["recompute"], i)})
+                         for i in (T.RECOMPUTE.index(name) for name in ("none", "full", "block")))
+    assert np.all(block["memory"]["total"] <= none["memory"]["total"] * (1 + 1e-12))
+    assert np.all(block["memory"]["total"] >= full["memory"]["total"] * (1 - 1e-12))
+    assert np.all(block["step_time_s"] <= full["step_time_s"] * (1 + 1e-12))
+    assert np.all(block["fits"][full["fits"]])          # whatever fits recomputing all layers fits with block
+    assert np.all(block["step_time_s"][none["fits"]] == none["step_time_s"][none["fits"]])

@@ -14,13 +14,15 @@ FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "
 
 
 def add_parser(commands) -> None:
+    from clusterplan.spec import PRECISIONS, RECOMPUTE
+
     parser = commands.add_parser("train", help="predict LLM training speed, memory and cost; search layouts",
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
                                              "for the scenario's [workload], on the planned cluster.")
     add_scenario_options(parser)
     for flag, kind in FLAGS.items():
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind,
-                            choices={"recompute": ("none", "selective", "full"), "precision": ("bf16", "fp8"),
+                            choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
                                      "zero": (0, 1, 2, 3)}.get(flag))
     parser.add_argument("--search", action="store_true", help="show the top layouts and what was rejected")
     parser.add_argument("--top", type=int, default=10, help="layouts to show with --search (default 10, any number)")

@@ -19,12 +19,17 @@ from dataclasses import dataclass
 from clusterplan.perf.collectives import System, predict
 from clusterplan.perf.model import Transformer
 
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full", "block")
 BF16 = 2
 KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
 HOST_PASS_S = 1.25e-3       # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute), eager PyTorch
 OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs and HBM it takes)
 ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
+# Fused attention kernels: (forward, backward) slowdown against the GPU's kernel rate. "flash" runs at the GPU's
+# best (attention_efficiency), "flash2" at FlashAttention-2's (flash2_efficiency); "flash1", the first
+# generation (FlashAttention 1 and its Triton port, 2022-23), is 1.4x slower forward and 2x backward than
+# FlashAttention-2 (Dao 2023, arXiv 2307.08691, section 4.1).
+FUSED = {"flash": (1.0, 1.0), "flash2": (1.0, 1.0), "flash1": (1.4, 2.0)}
 FP8_EFFICIENCY = 0.7        # ASSUMPTION: FP8 GEMMs reach 0.7 of the BF16 GEMM efficiency against their peak
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
 RESERVED_BYTES = 2 * 2**30  # CUDA context, cuBLAS workspace and NCCL buffers (ASSUMPTION)
@@ -78,9 +83,43 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     sp = opts.sequence_parallel & (tp > 1)
     m = opts.global_batch / (f(dp) * mbs)                     # micro-batches per step per pipeline
     T = f(mbs) * s / cp                                      # tokens per micro-batch per GPU
-    layers_stage = np.ceil(L / f(pp))                        # the busiest stage, when pp does not divide L
+    layers_stage = vpp * np.ceil(L / f(pp * vpp))            # the busiest stage, when pp x v does not divide L
     f_up = ffn * (2 if model.mlp == "swiglu" else 1)
     k_experts = model.experts_per_token
+
+    # Parameters and memory per GPU (Korthikanti et al. 2022, generalised to GQA and SwiGLU) -------
+    ftp = f(tp)
+    gpn = hw.system.gpus_per_node
+    stage_params = layers_stage * model.layer_params / ftp + np.where(
+        pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
+        model.embedding_params + model.output_params) / ftp
+    dp_local = np.clip(gpn // (tp * cp), 1, dp)
+    shard = np.where(opts.sharding == "hybrid", dp_local, dp)
+    opt_shard = np.where(zero >= 1, shard, 1)
+    weights = stage_params * BF16 / np.where(zero == 3, shard, 1)
+    grads = stage_params * GRAD_BYTES / np.where(zero >= 2, shard, 1)
+    optim = stage_params * OPTIMIZER_BYTES / opt_shard
+    # ZeRO-3 holds up to two whole layers at once (the one computing, the one prefetched)
+    gathered = np.where(zero == 3, np.minimum(2, layers_stage) * model.layer_params / ftp * BF16 * (1 - 1 / shard),
+                        0.0)
+    repl = 10 * h                                               # norms and dropout inputs: TP-replicated without SP
+    sharded = 4 * h + 4 * g + 2 * f_up * k_experts + 2 * ffn * k_experts
+    kept = np.where(sp, (repl + sharded) / ftp, repl + sharded / ftp)
+    if opts.attention == "unfused":
+        kept = kept + np.where(rc != 1, 5 * a * s / ftp, 0.0)  # selective drops the s x s scores
+    checkpoint = 2 * h / np.where(sp, ftp, 1.0)                 # a recomputed layer keeps only its input
+    in_flight = np.minimum(f(pp), np.ceil(m)) * np.where(vpp > 1, 1 + (pp - 1) / (f(pp) * vpp), 1.0)
+    per_layer = T * in_flight                                   # tokens whose activations a layer holds
+    states = weights + grads + optim + gathered + T * V / ftp * 4 * (pp == 1) + RESERVED_BYTES
+    # the share of the stage's layers whose forward is recomputed: all (full), or, for "block", the fewest
+    # whole layers that bring the total within the GPU's memory (Megatron's --recompute-method block)
+    need = (states + layers_stage * kept * per_layer - hw.hbm_bytes) / ((kept - checkpoint) * per_layer)
+    block = np.clip(np.ceil(np.maximum(need, 0.0)), 0, layers_stage) / layers_stage
+    redo = np.select([rc == 2, rc == 3], [1.0, block], 0.0)
+    activations = layers_stage * per_layer * (redo * checkpoint + (1 - redo) * kept) + T * V / ftp * 4 * (pp == 1)
+    total = weights + grads + optim + gathered + activations + RESERVED_BYTES
+    memory = {"weights": weights, "gradients": grads, "optimizer": optim, "gathered_weights": gathered,
+              "activations": activations, "reserved": np.full_like(total, RESERVED_BYTES), "total": total}
 
     # Compute, one layer, forward ---------------------------------------------------------------
     gemm_eff = hw.gemm_efficiency * (FP8_EFFICIENCY if opts.precision == "fp8" else 1.0)
@@ -92,14 +131,15 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
         traffic = BF16 * (rows * inner + inner * cols + rows * cols)
         return np.maximum(flops / gemm_peak, traffic / mem_bw)
 
-    ftp = f(tp)
     t_gemm = (gemm(T, h, (h + 2 * g) / ftp) + gemm(T, h / ftp, h)
               + k_experts * (gemm(T, h, f_up / ftp) + gemm(T, ffn / ftp, h)))
     attn_flops = 4 * T * s * h / ftp                           # scores and values, full s x s
-    if opts.attention in ("flash", "flash2"):
+    if opts.attention in FUSED:
         efficiency = hw.attention_efficiency if opts.attention == "flash" else hw.flash2_efficiency
-        t_attn_f = 0.5 * attn_flops / (hw.peak_flops * efficiency)  # causal: half the s x s scores
-        t_attn_b = 2.5 * t_attn_f / ATTENTION_BWD                   # backward recomputes the scores: 5 GEMMs, not 2
+        slower_f, slower_b = FUSED[opts.attention]
+        t_attn_f = 0.5 * attn_flops / (hw.peak_flops * efficiency) * slower_f  # causal: half the s x s scores
+        # the backward recomputes the scores: 5 GEMMs, not 2
+        t_attn_b = 2.5 * 0.5 * attn_flops / (hw.peak_flops * efficiency * ATTENTION_BWD) * slower_b
         softmax_bytes = 0.0
     else:  # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
         per_head = gemm(f(mbs) * s / cp, model.head_dim, s) * 2 * (a / ftp)
@@ -113,24 +153,23 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     kernels_f = 16 * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
     t_layer_b = 2 * t_gemm + t_attn_b + 2 * t_elem_f + 2 * kernels_f
-    t_recompute = np.select([rc == 2, rc == 1], [t_layer_f, t_attn_f + softmax_bytes / mem_bw], 0.0)
+    t_recompute = layers_stage * (redo * t_layer_f + (rc == 1) * (t_attn_f + softmax_bytes / mem_bw))
     # logits on the last stage: GEMM, and the FP32 cross-entropy passes
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
 
     t_fwd = layers_stage * t_layer_f + t_logits / 3
-    t_bwd = layers_stage * (t_layer_b + t_recompute) + 2 * t_logits / 3
+    t_bwd = layers_stage * t_layer_b + t_recompute + 2 * t_logits / 3
 
     # Communication ------------------------------------------------------------------------------
-    gpn = hw.system.gpus_per_node
     comm = _Comm(hw.system)
     act_bytes = T * h * BF16                                    # one layer's activations, all TP ranks
     tp_local = np.minimum(tp, gpn)
-    tp_passes = 4 + 2 * (rc == 2)                               # fwd 2, bwd 2, recomputed fwd 2
+    tp_passes = 4 + 2 * redo                                    # fwd 2, bwd 2, recomputed fwd 2
     tp_one = np.where(sp, comm("reduce_scatter", act_bytes, tp, tp_local) + comm("all_gather", act_bytes, tp, tp_local),
                       comm("all_reduce", act_bytes, tp, tp_local))
     t_tp = layers_stage * tp_passes * tp_one
     # with overlap (Transformer Engine's userbuffers), each TP collective runs beside the GEMM it feeds
-    t_tp_gemm = layers_stage * t_gemm * (3 + (rc == 2))
+    t_tp_gemm = layers_stage * t_gemm * (3 + redo)
     t_tp_hidden = np.minimum(t_tp, t_tp_gemm) if opts.tp_overlap else 0.0
     t_tp = t_tp - t_tp_hidden
     cp_local = np.clip(gpn // tp, 1, cp)
@@ -138,16 +177,11 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     t_cp = layers_stage * (comm("all_gather", cp_bytes, cp, cp_local) + comm("reduce_scatter", cp_bytes, cp, cp_local))
     inner = tp * cp * dp                                        # ranks inside one pipeline stage
     p2p_local = np.where(inner >= gpn, 1, 2)
-    p2p_bytes = act_bytes / np.where(sp, ftp, 1.0)
+    p2p_bytes = act_bytes / ftp             # each TP rank sends its slice (Megatron's scatter-gather, SC21 section 4.1)
     # each of the v model chunks of a stage sends its activations on (and their gradients back)
     t_p2p = np.where(pp > 1, 2 * vpp * comm("sendrecv", p2p_bytes, np.full_like(pp, 2), p2p_local), 0.0)
 
-    # Parameters, data parallelism and memory ---------------------------------------------------
-    stage_params = layers_stage * model.layer_params / ftp + np.where(
-        pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
-        model.embedding_params + model.output_params) / ftp
-    dp_local = np.clip(gpn // (tp * cp), 1, dp)
-    shard = np.where(opts.sharding == "hybrid", dp_local, dp)
+    # Data parallelism ----------------------------------------------------------------------------
     grad_bytes = stage_params * GRAD_BYTES
     t_ar = comm("all_reduce", grad_bytes, dp, dp_local)
     t_rs_ag = comm("reduce_scatter", grad_bytes, dp, dp_local) + comm("all_gather", stage_params * BF16, dp, dp_local)
@@ -166,7 +200,7 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     overlap_mb = OVERLAP_COST * (np.maximum(beside - exposed, 0.0) + t_tp_hidden)
     gpu_mb = t_fwd + t_bwd + t_tp + t_p2p + exposed + overlap_mb
     # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes
-    host_gap = np.maximum(layers_stage * HOST_PASS_S * (2 + (rc == 2)) - gpu_mb, 0.0)
+    host_gap = np.maximum(layers_stage * HOST_PASS_S * (2 + redo) - gpu_mb, 0.0)
     # the last micro-batch's backward hides the gradient reduction, and with a sharded optimizer the next
     # step's first forward hides the parameter all-gather, where other traffic leaves room
     share = np.where(zero >= 1, 1.0, 2 / 3)                   # the backward is two of the three passes
@@ -174,7 +208,6 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     hide = np.maximum(room, 0.0) if opts.overlap_grad_reduce else 0.0
     t_dp_exposed = np.maximum(t_dp - hide, t_dp / np.maximum(layers_stage, 1) if opts.overlap_grad_reduce else t_dp)
     overlap_dp = OVERLAP_COST * (t_dp - t_dp_exposed)
-    opt_shard = np.where(zero >= 1, shard, 1)
     t_opt = stage_params / opt_shard * ADAM_TRAFFIC / mem_bw
     slots = m + (pp - 1) / f(vpp)
     raw = slots * (gpu_mb + host_gap) + t_dp_exposed + overlap_dp + t_opt
@@ -185,8 +218,8 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     step = raw * (1 + straggle)
     bubble = (pp - 1) / f(vpp) * (t_fwd + t_bwd)
     breakdown = {
-        "compute": m * (t_fwd + t_bwd - layers_stage * t_recompute),
-        "recompute": m * layers_stage * t_recompute,
+        "compute": m * (t_fwd + t_bwd - t_recompute),
+        "recompute": m * t_recompute,
         "tp_comm": slots * t_tp,
         "cp_comm": slots * exposed * share_cp,
         "pp_p2p": slots * t_p2p,
@@ -198,30 +231,11 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
         "straggler": raw * straggle,
     }
 
-    # Memory per GPU (Korthikanti et al. 2022, generalised to GQA and SwiGLU) -------------------
-    weights = stage_params * BF16 / np.where(zero == 3, shard, 1)
-    grads = stage_params * GRAD_BYTES / np.where(zero >= 2, shard, 1)
-    optim = stage_params * OPTIMIZER_BYTES / opt_shard
-    # ZeRO-3 holds up to two whole layers at once (the one computing, the one prefetched)
-    gathered = np.where(zero == 3, np.minimum(2, layers_stage) * model.layer_params / ftp * BF16 * (1 - 1 / shard),
-                        0.0)
-    repl = 10 * h                                               # norms and dropout inputs: TP-replicated without SP
-    sharded = 4 * h + 4 * g + 2 * f_up * k_experts + 2 * ffn * k_experts
-    per_token = np.where(sp, (repl + sharded) / ftp, repl + sharded / ftp)
-    if opts.attention == "unfused":
-        per_token = per_token + np.where(rc == 0, 5 * a * s / ftp, 0.0)
-    per_token = np.where(rc == 2, 2 * h / np.where(sp, ftp, 1.0), per_token)
-    in_flight = np.minimum(f(pp), np.ceil(m)) * np.where(vpp > 1, 1 + (pp - 1) / (f(pp) * vpp), 1.0)
-    activations = per_token * T * layers_stage * in_flight + T * V / ftp * 4 * (pp == 1)
-    total = weights + grads + optim + gathered + activations + RESERVED_BYTES
-    memory = {"weights": weights, "gradients": grads, "optimizer": optim, "gathered_weights": gathered,
-              "activations": activations, "reserved": np.full_like(total, RESERVED_BYTES), "total": total}
-
     tokens = opts.global_batch * s
     gpus = f(tp * pp * dp * cp)
     tokens_per_s = tokens / step
     model_flops = model.model_flops_per_token(s) * tokens_per_s
-    extra = np.select([rc == 2, rc == 1], [1 / 3, 0.0], 0.0) * model.model_flops_per_token(s)
+    extra = redo / 3 * model.model_flops_per_token(s)
     hardware_flops = (model.model_flops_per_token(s) + extra) * tokens_per_s
     return {"step_time_s": step, "breakdown": breakdown, "memory": memory, "tokens_per_s": tokens_per_s,
             "tokens_per_s_per_gpu": tokens_per_s / gpus, "tflops_per_gpu": model_flops / gpus / 1e12,
@@ -270,7 +284,7 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
         choices("cp", [1, 2, 4]),
         choices("mbs", [1, 2, 4, 8, 16]),
         choices("vpp", [1, 2, 3, 4, 6, 8]),
-        choices("recompute", [0, 1, 2]),
+        choices("recompute", [0, 1, 2, 3]),
         choices("zero", [0, 1, 3]))
     rows = np.array(list(grid), dtype=np.int64).reshape(-1, 7)
     tp, pp, cp, mbs, vpp, rc, zero = rows.T
@@ -289,8 +303,7 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
     keep = reject(tp * pp * cp * dp != num_gpus, "tp x pp x cp x dp does not equal the GPU count")
     keep = reject(model.heads % tp != 0, "attention heads not divisible by tp")
     keep = reject(model.query_groups % np.minimum(tp, model.query_groups) != 0, "kv heads not divisible by tp")
-    keep = reject(model.layers < pp, "more pipeline stages than layers")
-    keep = reject((vpp > 1) & (model.layers % (pp * vpp) != 0), "interleaving needs layers divisible by pp x virtual stages")
+    keep = reject(model.layers < pp * vpp, "more pipeline chunks (pp x virtual stages) than layers")
     keep = reject((vpp > 1) & (pp == 1), "virtual stages need pipeline parallelism")
     keep = reject(((opts.seq_len % (2 * cp)) != 0) & (cp > 1), "sequence not divisible by 2 x cp")
     batch_ok = (opts.global_batch % np.maximum(dp * mbs, 1)) == 0

@@ -142,3 +142,51 @@ def test_no_layout_no_reliability(catalog):
     _, job = _job(catalog, "workload.model=\"gpt-1t\"", "workload.gpus=8", "workload.tokens=\"1T\"")
     assert job.best is None and job.reliability is None and job.goodput is None
     assert job.effective_time_to_train_s is None and job.effective_costs_usd == {}
+
+
+def test_a_small_model_waits_for_the_host(hw):
+    """A micro-batch takes at least the host's launch time: HOST_PASS_S per layer and pass."""
+    model = preset("gpt-1.7b")
+    r = T.evaluate(model, hw, T.Options(seq_len=128, global_batch=8), one(dp=8))
+    assert r["breakdown"]["host"][0] > 0
+    assert r["step_time_s"][0] >= model.layers * 2 * T.HOST_PASS_S
+
+
+def test_attention_kernels_rank_by_generation(hw):
+    model = preset("llama2-7b")
+    steps = [T.evaluate(model, hw, T.Options(seq_len=16384, global_batch=8, attention=kernel),
+                        one(dp=8, recompute=2, zero=3))["step_time_s"][0] for kernel in ("flash", "flash2", "flash1")]
+    assert steps[0] < steps[1] < steps[2]
+
+
+def test_tp_overlap_hides_tp_communication(hw):
+    model = preset("llama2-70b")
+    layout = one(tp=8, dp=16, zero=1)
+    exposed = T.evaluate(model, hw, T.Options(seq_len=4096, global_batch=16, tp_overlap=False), layout)
+    hidden = T.evaluate(model, hw, T.Options(seq_len=4096, global_batch=16), layout)
+    assert hidden["breakdown"]["tp_comm"][0] < exposed["breakdown"]["tp_comm"][0]
+    assert hidden["step_time_s"][0] < exposed["step_time_s"][0]
+
+
+def test_uneven_stages_put_the_extra_layers_on_the_busiest_stage(hw):
+    """BLOOM: 70 layers on 12 stages; the busiest holds 6, as if the model had 72."""
+    from clusterplan.perf.model import Transformer
+
+    def bloom(layers):
+        return Transformer(name="b", layers=layers, hidden=14336, heads=112, ffn_hidden=4 * 14336, vocab=250880,
+                           seq_len=2048)
+
+    opts = T.Options(seq_len=2048, global_batch=2048)
+    grid, _ = T.layouts(bloom(70), 384, 8, opts, {"tp": 4, "pp": 12, "cp": 1, "mbs": 2, "vpp": 1, "recompute": 2,
+                                                   "zero": 1})
+    assert len(grid["tp"]) == 1
+    uneven, even = (T.evaluate(bloom(n), hw, opts, grid)["step_time_s"][0] for n in (70, 72))
+    assert uneven == pytest.approx(even, rel=0.01)
+
+
+def test_interleaving_multiplies_pipeline_sends(hw):
+    model = preset("llama2-70b")
+    opts = T.Options(seq_len=4096, global_batch=64)
+    p2p = [T.evaluate(model, hw, opts, one(tp=8, pp=4, dp=4, vpp=v, zero=1))["breakdown"]["pp_p2p"][0] for v in (1, 4)]
+    slots = [64 / 4 + 3 / v for v in (1, 4)]
+    assert p2p[1] / slots[1] == pytest.approx(4 * p2p[0] / slots[0])
