@@ -176,6 +176,7 @@ class Workload:
     tp_overlap: bool = True          # TP collectives overlap the GEMMs they feed (Transformer Engine userbuffers)
     precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
+    gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's
     attention: str = "flash"         # the GPU's best fused kernel, flash2, flash1 (2022-23 kernels) or unfused (2021)
 
     def __post_init__(self) -> None:
@@ -191,6 +192,7 @@ class Workload:
         check(self.attention in ATTENTION, "attention",
               f"must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
+        check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 
     @property
     def defined(self) -> bool:

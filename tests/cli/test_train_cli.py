@@ -115,3 +115,32 @@ def test_infeasible_layout_is_exit_3_with_the_reason(capsys):
     code, out, err = run(capsys, "train", "--model", "gpt-1t", "--gpus", "8", "--tp", "8")
     assert code == 3 and out == ""
     assert "does not fit in GPU memory" in err and "GiB per GPU, has 80" in err
+
+
+def _gemm_doc(path, fractions, dtype="bf16"):
+    rows = [{"shape": f"s{i}", "m": 4096, "n": 4096, "k": 4096, "dtype": dtype, "flop": 1.0, "time_s": 1.0,
+             "tflops": 1.0, "peak_tflops": 989.4, "fraction_of_peak": f, "skipped": None}
+            for i, f in enumerate(fractions)]
+    path.write_text(json.dumps({"schema": "clusterplan.gemm/1", "rows": rows}))
+    return str(path)
+
+
+def test_calibration_sets_the_measured_gemm_efficiency(capsys, tmp_path):
+    """--calibration takes the median measured fraction of peak: a slower GEMM gives a slower step."""
+    args = ("train", "--model", "llama2-7b", "--tp", "1", "--pp", "1", "--zero", "1", "--format", "json")
+    code, out, _ = run(capsys, *args)
+    base = json.loads(out)
+    code, out, err = run(capsys, *args, "--calibration", _gemm_doc(tmp_path / "g.json", [0.3, 0.4, 0.9]))
+    assert code == 0 and err == ""
+    slow = json.loads(out)
+    assert slow["scenario"]["workload"]["gemm_efficiency"] == pytest.approx(0.4)
+    assert slow["step_time_s"] > 1.2 * base["step_time_s"]
+
+
+def test_calibration_bad_file_is_one_line_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "clusterplan.bench/1"}')
+    for path, words in ((str(bad), "not a clusterplan.gemm/1"), (str(tmp_path / "none.json"), "cannot read"),
+                        (_gemm_doc(tmp_path / "fp32.json", [0.5], dtype="fp32"), "no bf16 or fp16")):
+        code, out, err = run(capsys, "train", "--model", "llama2-7b", "--calibration", path)
+        assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1

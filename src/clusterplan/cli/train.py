@@ -24,6 +24,8 @@ def add_parser(commands) -> None:
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind,
                             choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
                                      "zero": (0, 1, 2, 3)}.get(flag))
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="clusterplan bench gemm --gpu ID --format json output: use its measured GEMM efficiency")
     parser.add_argument("--search", action="store_true", help="show the top layouts and what was rejected")
     parser.add_argument("--top", type=int, default=10, help="layouts to show with --search (default 10, any number)")
     add_output_options(parser, ("table", "json"))
@@ -41,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None:
             overrides.append(f"workload.{flag}={value if kind is int else json.dumps(value)}")  # a TOML string
+    if args.calibration:
+        overrides.append(f"workload.gemm_efficiency={measured_gemm_efficiency(args.calibration)}")
     if args.top < 1:
         raise ConfigError(f"must be >= 1, got {args.top}", key="--top")
     scenario = load_scenario(args.scenario, overrides)
@@ -60,3 +64,28 @@ def run(args: argparse.Namespace) -> int:
 
         emit(lambda stream: render_training(document, stream), args.output)
     return 0
+
+
+def measured_gemm_efficiency(path: str) -> float:
+    """The median fraction of peak of the BF16 (else FP16) multiplies in a ``clusterplan.gemm/1`` document."""
+    import statistics
+
+    from clusterplan.bench.gemm import SCHEMA
+    from clusterplan.errors import ConfigError
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            doc = json.load(stream)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", key="--calibration") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"not JSON ({error.msg})", source=path, line=error.lineno) from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise ConfigError(f"not a {SCHEMA} document (clusterplan bench gemm --format json)", source=path)
+    for dtype in ("bf16", "fp16"):
+        fractions = [row["fraction_of_peak"] for row in doc.get("rows", [])
+                     if isinstance(row, dict) and row.get("dtype") == dtype and row.get("fraction_of_peak")]
+        if fractions:
+            return min(statistics.median(fractions), 1.0)
+    raise ConfigError("no bf16 or fp16 multiply with a fraction of peak: run clusterplan bench gemm --gpu ID",
+                      source=path)

@@ -316,13 +316,13 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
     return {k: v[keep] for k, v in out.items()}, rejected
 
 
-def hardware(design) -> Hardware:
-    """The step model's view of a planned cluster."""
+def hardware(design, gemm_efficiency: float = 0.0) -> Hardware:
+    """The step model's view of a planned cluster; ``gemm_efficiency`` (measured) replaces the catalog's when set."""
     from clusterplan.perf.collectives import system_from_design
 
     gpu = design.parts.gpu
     return Hardware(peak_flops=gpu.bf16_flops, fp8_flops=gpu.fp8_flops or gpu.bf16_flops, hbm_bytes=gpu.hbm_bytes,
-                    hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gpu.gemm_efficiency,
+                    hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gemm_efficiency or gpu.gemm_efficiency,
                     attention_efficiency=gpu.attention_efficiency, flash2_efficiency=gpu.flash2_efficiency,
                     system=system_from_design(design))
 
@@ -479,7 +479,7 @@ def training(spec, built, own_usd_per_gpu_hour: float, offers=(), *, top: int = 
     ``reliability.days``.
     """
     model, opts, fixed, gpus = from_workload(spec.workload, built)
-    found = search(model, hardware(built), opts, gpus, fixed, top=top)
+    found = search(model, hardware(built, spec.workload.gemm_efficiency), opts, gpus, fixed, top=top)
     reliability = None
     if found.best:
         from dataclasses import replace
