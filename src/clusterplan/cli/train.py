@@ -55,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
         result = plan(scenario.spec, top=args.top if args.search else 1)
     document = train_document(result)
     if not document["feasible"]:
-        reasons = "; ".join(f"{r} ({n})" for r, n in sorted(document["rejected"].items(), key=lambda kv: -kv[1]))
-        raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: {reasons}")
+        from clusterplan.report.training import reasons
+
+        raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: "
+                             f"{reasons(document['rejected'])}")
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from clusterplan.report import svg
 from clusterplan.report.page import Part, mark, money, pointer, section, table, td
 from clusterplan.report.svg import Mark, esc
+from clusterplan.report.training import reasons
 
 GIB = 2**30
 DAY = 86400
@@ -165,10 +166,6 @@ def _sweep(doc: dict) -> str:
     return out
 
 
-def _reasons(rejected: dict) -> str:
-    return "; ".join(f"{reason}: {count:,}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1]))
-
-
 def training(doc: dict) -> Part | None:
     """The workload's best layout and what it costs, its memory against HBM, and the sweep over job sizes."""
     if not doc.get("training"):
@@ -181,7 +178,7 @@ def training(doc: dict) -> Part | None:
     if job["feasible"]:
         body += _chosen(doc) + _memory_chart(doc)
     else:
-        body += f"<p>No layout fits ({esc(_reasons(job['rejected']))}).</p>"
+        body += f"<p>No layout fits ({esc(reasons(job['rejected']))}).</p>"
     body += _sweep(doc)
     body += (f'<p class="muted">FLOP convention: {esc(job["mfu_convention"])}. Hardware TFLOP/s adds the '
              f"recomputed forward passes; docs/training.md.</p>")

@@ -17,7 +17,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Headline lines: layout, step time, throughput, MFU, memory, goodput, time- and cost-to-train (raw and
     effective: divided by goodput)."""
     if not doc["feasible"]:
-        return [("Training", f"{doc['model']['name']}: no layout fits ({_reasons(doc)})")]
+        return [("Training", f"{doc['model']['name']}: no layout fits ({reasons(doc['rejected'])})")]
     lay = doc["layout"]
     memory = doc["memory_bytes_per_gpu"]
     rows = [
@@ -52,9 +52,9 @@ def _raw_effective(raw: str, effective: str) -> str:
     return f"{raw} raw, {effective} effective"
 
 
-def _reasons(doc: dict[str, Any]) -> str:
-    rejected = doc["rejected"]
-    return "; ".join(f"{reason}: {count}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1]))
+def reasons(rejected: dict[str, int]) -> str:
+    """Rejected layouts by reason, the most common first: "reason: count; ..."."""
+    return "; ".join(f"{reason}: {count:,}" for reason, count in sorted(rejected.items(), key=lambda kv: -kv[1]))
 
 
 def render_training(doc: dict[str, Any], stream: TextIO) -> None:
@@ -85,4 +85,4 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
                         f"{row['step_time_s']:.3f}", f"{row['mfu']:.1%}",
                         f"{row['memory_bytes_per_gpu']['total'] / 2**30:.1f}")
         console.print(top)
-        console.print(f"Rejected: {_reasons(doc)}")
+        console.print(f"Rejected: {reasons(doc['rejected'])}")
