@@ -3,7 +3,8 @@
 Every function takes numpy arrays of layouts (one entry per layout) so that one
 code path prices a single layout and a search over thousands. Per layout:
 
-    step = (m + (pp - 1) / v) x (t_fwd + t_bwd + t_tp + t_p2p) + t_dp_exposed + t_optimizer
+    step = (m + (pp - 1) / v) x max(t_fwd + t_bwd + t_tp + t_p2p + t_exposed + t_contention, t_host)
+           + t_dp_exposed + t_dp_contention + t_optimizer
 
 with m micro-batches per step, v virtual pipeline stages, and each term per
 micro-batch on the busiest pipeline stage. Compute is a roofline per GEMM,
@@ -110,14 +111,15 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     checkpoint = 2 * h / np.where(sp, ftp, 1.0)                 # a recomputed layer keeps only its input
     in_flight = np.minimum(f(pp), np.ceil(m)) * np.where(vpp > 1, 1 + (pp - 1) / (f(pp) * vpp), 1.0)
     per_layer = T * in_flight                                   # tokens whose activations a layer holds
-    states = weights + grads + optim + gathered + T * V / ftp * 4 * (pp == 1) + RESERVED_BYTES
+    logits = T * V / ftp * 4 * (pp == 1)                        # FP32 logits, when one stage holds them all
+    states = weights + grads + optim + gathered + RESERVED_BYTES
     # the share of the stage's layers whose forward is recomputed: all (full), or, for "block", the fewest
     # whole layers that bring the total within the GPU's memory (Megatron's --recompute-method block)
-    need = (states + layers_stage * kept * per_layer - hw.hbm_bytes) / ((kept - checkpoint) * per_layer)
+    need = (states + logits + layers_stage * kept * per_layer - hw.hbm_bytes) / ((kept - checkpoint) * per_layer)
     block = np.clip(np.ceil(np.maximum(need, 0.0)), 0, layers_stage) / layers_stage
     redo = np.select([rc == 2, rc == 3], [1.0, block], 0.0)
-    activations = layers_stage * per_layer * (redo * checkpoint + (1 - redo) * kept) + T * V / ftp * 4 * (pp == 1)
-    total = weights + grads + optim + gathered + activations + RESERVED_BYTES
+    activations = layers_stage * per_layer * (redo * checkpoint + (1 - redo) * kept) + logits
+    total = states + activations
     memory = {"weights": weights, "gradients": grads, "optimizer": optim, "gathered_weights": gathered,
               "activations": activations, "reserved": np.full_like(total, RESERVED_BYTES), "total": total}
 
@@ -137,9 +139,9 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     if opts.attention in FUSED:
         efficiency = hw.attention_efficiency if opts.attention == "flash" else hw.flash2_efficiency
         slower_f, slower_b = FUSED[opts.attention]
-        t_attn_f = 0.5 * attn_flops / (hw.peak_flops * efficiency) * slower_f  # causal: half the s x s scores
-        # the backward recomputes the scores: 5 GEMMs, not 2
-        t_attn_b = 2.5 * 0.5 * attn_flops / (hw.peak_flops * efficiency * ATTENTION_BWD) * slower_b
+        causal = 0.5 * attn_flops / (hw.peak_flops * efficiency)     # half the s x s scores, at the kernel's rate
+        t_attn_f = causal * slower_f
+        t_attn_b = 2.5 * causal / ATTENTION_BWD * slower_b           # the backward recomputes the scores: 5 GEMMs
         softmax_bytes = 0.0
     else:  # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
         per_head = gemm(f(mbs) * s / cp, model.head_dim, s) * 2 * (a / ftp)
