@@ -62,6 +62,7 @@ class Gpu(Priced):
     intra_efficiency: float = 0.8     # calibrated: ring busbw / link bandwidth inside a node
     nvls_efficiency: float = 0.0      # calibrated: NVLS all-reduce algbw / link bandwidth
     gemm_efficiency: float = 0.75     # large BF16 GEMM throughput / peak (docs/training.md)
+    gemm_k0: float = 0.0              # inner size at which a GEMM runs at half its large-k rate (docs/training.md)
     attention_efficiency: float = 0.6  # best fused attention kernel, forward FLOP/s / BF16 peak (docs/training.md)
     flash2_efficiency: float = -1.0    # FlashAttention-2 forward FLOP/s / BF16 peak; -1 = attention_efficiency
     default_server: str
@@ -74,6 +75,7 @@ class Gpu(Priced):
         check(self.intra_node == "pcie" or self.nvlink_bw_Bps > 0, "nvlink_bw_Bps",
               f"must be > 0 for intra_node {self.intra_node!r}")
         check(not self.nvls or self.intra_node == "nvswitch", "nvls", "needs intra_node = 'nvswitch'")
+        check(self.gemm_k0 >= 0, "gemm_k0", f"must be >= 0, got {self.gemm_k0}")
         if self.flash2_efficiency < 0:
             object.__setattr__(self, "flash2_efficiency", self.attention_efficiency)
         for name in ("intra_efficiency", "nvls_efficiency", "gemm_efficiency", "attention_efficiency",

@@ -23,8 +23,8 @@ from clusterplan.perf.model import Transformer
 RECOMPUTE = ("none", "selective", "full", "block")
 BF16 = 2
 KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
-HOST_PASS_S = 1.25e-3       # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute), eager PyTorch
-OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs and HBM it takes)
+HOST_PASS_S = 1.25e-3      # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute)
+OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs, HBM)
 ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
 # Fused attention kernels: (forward, backward) slowdown against the GPU's kernel rate. "flash" runs at the GPU's
 # best (attention_efficiency), "flash2" at FlashAttention-2's (flash2_efficiency); "flash1", the first
@@ -49,6 +49,7 @@ class Hardware:
     hbm_bytes: float
     hbm_bw_Bps: float
     gemm_efficiency: float
+    gemm_k0: float                # a GEMM of inner size k runs at k / (k + gemm_k0) of the large-k rate
     attention_efficiency: float   # the GPU's best fused attention kernel, forward, share of BF16 peak
     flash2_efficiency: float      # FlashAttention-2, forward, share of BF16 peak
     system: System
@@ -131,7 +132,7 @@ def evaluate(model: Transformer, hw: Hardware, opts: Options, layouts: dict) -> 
     def gemm(rows, inner, cols):
         flops = 2 * rows * inner * cols
         traffic = BF16 * (rows * inner + inner * cols + rows * cols)
-        return np.maximum(flops / gemm_peak, traffic / mem_bw)
+        return np.maximum(flops / gemm_peak * (1 + hw.gemm_k0 / inner), traffic / mem_bw)
 
     t_gemm = (gemm(T, h, (h + 2 * g) / ftp) + gemm(T, h / ftp, h)
               + k_experts * (gemm(T, h, f_up / ftp) + gemm(T, ffn / ftp, h)))
@@ -325,6 +326,7 @@ def hardware(design, gemm_efficiency: float = 0.0) -> Hardware:
     gpu = design.parts.gpu
     return Hardware(peak_flops=gpu.bf16_flops, fp8_flops=gpu.fp8_flops or gpu.bf16_flops, hbm_bytes=gpu.hbm_bytes,
                     hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gemm_efficiency or gpu.gemm_efficiency,
+                    gemm_k0=gpu.gemm_k0,
                     attention_efficiency=gpu.attention_efficiency, flash2_efficiency=gpu.flash2_efficiency,
                     system=system_from_design(design))
 
@@ -372,7 +374,7 @@ def _row(grid: dict, result: dict, i: int) -> dict:
 
 
 def workload_model(workload, default: str = "") -> Transformer:
-    """The ``[workload]``'s model: a preset, or a Hugging Face config.json; ``default`` names a preset when neither is given."""
+    """The ``[workload]``'s model: a preset, or a Hugging Face config.json; ``default`` names a preset else."""
     from pathlib import Path
 
     from clusterplan.errors import ConfigError
