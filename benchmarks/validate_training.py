@@ -1,10 +1,13 @@
 """Predicted vs measured training throughput on the published runs in ../shared/data/validation/.
 
-Each row runs with its own hardware as the scenario (GPU, nodes, fabric) and its
-published layout held fixed; what the source does not state (micro-batch size,
+Each row runs with its own hardware as the scenario (GPU, nodes, fabric), its
+published layout held fixed and the software its source names (attention kernel,
+overlap of DP and TP traffic); what the source does not state (micro-batch size,
 recomputation, interleaving) is chosen by the layout search. Measured figures are
 turned into step times with the source's own FLOP convention
-(../shared/data/README.md), so like is compared with like.
+(../shared/data/README.md), so like is compared with like. Sources: Megatron SC21
+Tables 1 and 2, Megatron-Core on H100, llm-foundry (MPT), vTrain's single-node
+runs, BLOOM-176B and OPT-175B; docs/training.md#validation explains the misses.
 
     python benchmarks/validate_training.py
 """
@@ -136,9 +139,8 @@ def vtrain():
 def other_published():
     """BLOOM-176B (Megatron-DeepSpeed, 384 A100 80GB on Omni-Path) and OPT-175B (992 A100 80GB) from
     other_published_throughput.csv. BLOOM: ALiBi, tied embeddings, TP 4 PP 12 DP 8, ZeRO-1, full recompute,
-    DeepSpeed's plain 1F1B pipeline (no interleaving); rows
-    that print seconds per iteration are compared directly, the rest through BLOOM's hardware-FLOP formula (the
-    SC21 one). Jean Zay's nodes have 4 x 100 Gb/s Omni-Path links, modelled as 4 x 100 Gb/s RoCE (the catalog has
+    DeepSpeed's plain 1F1B pipeline (no interleaving); rows that print seconds per iteration are compared
+    directly, the rest through BLOOM's hardware-FLOP formula (the SC21 one). Jean Zay's nodes have 4 x 100 Gb/s Omni-Path links, modelled as 4 x 100 Gb/s RoCE (the catalog has
     no Omni-Path). OPT-175B: TP 8 over FSDP, 992 sequences of 2,048 (its "2M tokens"), fp16 (same peak as BF16),
     activation checkpointing; its "147 TFLOP/s per GPU" is read as hardware FLOPs (recompute included)."""
     import re
@@ -155,9 +157,8 @@ def other_published():
         else:
             measured = sc21_flops(bloom, B, 2048) / (float(r["value"].split("-")[0]) * 1e12 * 384)
         hw = cluster("a100-80gb-sxm", 384, "roce-100g", 4)
-        best = predict(bloom, hw, 384, 2048, B, {"tp": 4, "pp": 12, "cp": 1, "mbs": mbs, "vpp": 1, "recompute": 2,
-                                                     "zero": 1},
-                       attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+        fixed = {"tp": 4, "pp": 12, "cp": 1, "mbs": mbs, "vpp": 1, "recompute": 2, "zero": 1}
+        best = predict(bloom, hw, 384, 2048, B, fixed, attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
         basis = "s/iter" if per_iter else "TFLOP/s"
         yield "bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best
     opt = gpt("opt-175b", 96, 12288, 96, 50272, 2048)
