@@ -306,7 +306,8 @@ def layouts(model: Transformer, num_gpus: int, gpus_per_node: int, opts: Options
     keep = reject(tp * pp * cp * dp != num_gpus, "tp x pp x cp x dp does not equal the GPU count")
     keep = reject(model.heads % tp != 0, "attention heads not divisible by tp")
     keep = reject(model.query_groups % np.minimum(tp, model.query_groups) != 0, "kv heads not divisible by tp")
-    keep = reject(model.layers < pp * vpp, "more pipeline chunks (pp x virtual stages) than layers")
+    # a stage's chunks may hold one layer fewer than the busiest stage's (Llama 3's 126 layers on 16 x 8 chunks)
+    keep = reject(model.layers + pp < pp * vpp, "more pipeline chunks (pp x virtual stages) than layers")
     keep = reject((vpp > 1) & (pp == 1), "virtual stages need pipeline parallelism")
     keep = reject(((opts.seq_len % (2 * cp)) != 0) & (cp > 1), "sequence not divisible by 2 x cp")
     batch_ok = (opts.global_batch % np.maximum(dp * mbs, 1)) == 0
