@@ -161,6 +161,16 @@ def other_published():
         best = predict(bloom, hw, 384, 2048, B, fixed, attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
         basis = "s/iter" if per_iter else "TFLOP/s"
         yield "bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best
+    # MT-NLG 530B (Smith et al. 2022, arXiv 2201.11990): TP 8 PP 35 DP 8 on Selene, batch 1,920 of 2,048,
+    # Megatron-DeepSpeed with full recompute; 65.43K tokens/s as the PaLM paper cites its step times
+    mtnlg = gpt("mt-nlg-530b", **MT_NLG_530B, vocab=51200, seq=2048)
+    for r in csv.DictReader(open(DATA / "other_published_throughput.csv")):
+        if r["model"].startswith("Megatron-Turing") and r["metric"] == "training throughput":
+            measured = 1920 * 2048 / (float(r["value"]) * 1e3)
+            best = predict(mtnlg, cluster("a100-80gb-sxm", 2240, "ib-ndr200", 8), 2240, 2048, 1920,
+                           {"tp": 8, "pp": 35, "dp": 8, "cp": 1, "vpp": 1, "recompute": 2, "zero": 1},
+                           attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+            yield "mt-nlg-530b", "2240 GPUs (65.43K tokens/s)", measured, best
     opt = gpt("opt-175b", 96, 12288, 96, 50272, 2048)
     measured = sc21_flops(opt, 992, 2048) / (147e12 * 992)
     hw = cluster("a100-80gb-sxm", 992, "ib-ndr200", 8)
