@@ -41,6 +41,9 @@ def _workload_checks(spec: Spec, design: Design, job: Reliability | None) -> lis
         return reliability_checks(job)
     if not spec.workload.defined:
         return []
+    if design.storage_units == 0:
+        return ["the cluster has no storage (storage.usable_tb = 0): the workload's checkpoints, restarts and "
+                "goodput are not modelled, and time- and cost-to-train are raw only"]
     from clusterplan.reliability import goodput, job_gpus, workload_model
 
     job = goodput(spec, design, workload_model(spec.workload), job_gpus(spec.workload, design))

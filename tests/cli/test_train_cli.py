@@ -144,3 +144,16 @@ def test_calibration_bad_file_is_one_line_exit_2(capsys, tmp_path):
                         (_gemm_doc(tmp_path / "fp32.json", [0.5], dtype="fp32"), "no bf16 or fp16")):
         code, out, err = run(capsys, "train", "--model", "llama2-7b", "--calibration", path)
         assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_storage_gives_raw_figures_and_a_warning(capsys):
+    """Without storage there is nothing to checkpoint to: goodput is null, no effective figures, plan warns."""
+    code, out, err = run(capsys, "train", "--model", "llama2-7b", "--tokens", "1T", "--set", "storage.usable_tb=0",
+                         "--format", "json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["goodput"] is None and doc["time_to_train_s"] > 0
+    assert "effective_time_to_train_s" not in doc and "effective_cost_to_train_usd" not in doc
+    code, out, err = run(capsys, "plan", "--set", "storage.usable_tb=0", "--set", "workload.model=llama2-7b",
+                         "--set", "workload.tokens=1T")
+    assert code == 0 and "no storage" in out and "days raw" in out and "effective" not in out.split("Workload")[1]

@@ -486,7 +486,7 @@ def training(spec, built, own_usd_per_gpu_hour: float, offers=(), *, top: int = 
     model, opts, fixed, gpus = from_workload(spec.workload, built)
     found = search(model, hardware(built, spec.workload.gemm_efficiency), opts, gpus, fixed, top=top)
     reliability = None
-    if found.best:
+    if found.best and built.storage_units:   # without storage there is nothing to checkpoint to
         from dataclasses import replace
 
         from clusterplan.reliability import goodput

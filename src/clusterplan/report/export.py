@@ -119,16 +119,18 @@ def training_section(job: Any) -> dict[str, Any]:
     }
     if best is not None:
         out.update(_layout_fields(best, job.options.global_batch))
-        reliability = job.reliability
+        reliability = job.reliability          # None when the cluster has no storage to checkpoint to
         out["goodput"] = job.goodput
-        out["interruptions_per_day"] = reliability.interruptions_per_day
-        out["checkpoint_interval_s"] = reliability.interval_s
+        if reliability is not None:
+            out["interruptions_per_day"] = reliability.interruptions_per_day
+            out["checkpoint_interval_s"] = reliability.interval_s
         if job.tokens:
-            effective = job.effective_costs_usd
             out["tokens"] = job.tokens
             out["time_to_train_s"] = job.time_to_train_s
             out["cost_to_train_usd"] = job.costs_usd["own"]
             out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+        if job.tokens and reliability is not None:
+            effective = job.effective_costs_usd
             out["effective_time_to_train_s"] = job.effective_time_to_train_s
             out["expected_interruptions"] = reliability.expected_interruptions
             out["effective_cost_to_train_usd"] = effective["own"]

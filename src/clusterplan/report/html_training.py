@@ -65,26 +65,32 @@ def _chosen(doc: dict) -> str:
                ("MFU", "mfu", _share), ("Memory per GPU", "memory_bytes_per_gpu/total", _gib)]
     rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}</tr>" for name, key, fmt in figures]
     rows.append(f"<tr><td>HBM per GPU</td>{td(doc, '/training/hbm_bytes_per_gpu', _gib)}</tr>")
-    if "goodput" in job:
+    if job.get("goodput") is not None:
         rows.append(f"<tr><td>Goodput (failures, checkpoints, restarts; docs/reliability.md)</td>"
                     f"{td(doc, f'{base}/goodput', _share)}</tr>")
     if "time_to_train_s" in job:
         rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, raw</td>"
                     f"{td(doc, f'{base}/time_to_train_s', _days)}</tr>")
-        rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, effective (raw / goodput)</td>"
-                    f"{td(doc, f'{base}/effective_time_to_train_s', _days)}</tr>")
+        if "effective_time_to_train_s" in job:
+            rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, effective (raw / goodput)</td>"
+                        f"{td(doc, f'{base}/effective_time_to_train_s', _days)}</tr>")
     out += table(("Figure", "Value"), rows, numeric=(1,))
     if "time_to_train_s" in job:
+        effective = "effective_cost_to_train_usd" in job
+
+        def cells(raw: str, effective_pointer: str) -> str:
+            return td(doc, raw) + (td(doc, effective_pointer) if effective else "")
+
         costs = [f"<tr><td>own cluster</td>{td(doc, '/plan/cost/cost_per_gpu_hour_usd')}"
-                 f"{td(doc, f'{base}/cost_to_train_usd')}{td(doc, f'{base}/effective_cost_to_train_usd')}</tr>"]
+                 f"{cells(f'{base}/cost_to_train_usd', f'{base}/effective_cost_to_train_usd')}</tr>"]
         for i, offer in enumerate(doc["plan"]["cloud"]):
             costs.append(f'<tr><td title="{esc(offer["source"])}">{esc(offer["offer"])}</td>'
                          f'{td(doc, f"/plan/cloud/{i}/usd_per_gpu_hour")}'
-                         f'{td(doc, pointer("plan", "training", "cloud_cost_to_train_usd", offer["offer"]))}'
-                         f'{td(doc, pointer("plan", "training", "effective_cloud_cost_to_train_usd", offer["offer"]))}'
-                         f'</tr>')
-        out += table(("Cost to train on", "USD per GPU-hour", "Raw (USD)", "Effective (USD)"), costs,
-                     numeric=(1, 2, 3))
+                         + cells(pointer("plan", "training", "cloud_cost_to_train_usd", offer["offer"]),
+                                 pointer("plan", "training", "effective_cloud_cost_to_train_usd", offer["offer"]))
+                         + '</tr>')
+        heads = ("Cost to train on", "USD per GPU-hour", "Raw (USD)") + (("Effective (USD)",) if effective else ())
+        out += table(heads, costs, numeric=tuple(range(1, len(heads))))
     return out
 
 

@@ -32,24 +32,26 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                                        f"(hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
         ("Goodput", f"{doc['goodput']:.1%} ({doc['interruptions_per_day']:.2f} interruptions/day, "
-                    f"checkpoint every {doc['checkpoint_interval_s'] / 60:,.1f} min)"),
+                    f"checkpoint every {doc['checkpoint_interval_s'] / 60:,.1f} min)" if doc["goodput"] is not None
+         else "not modelled: the cluster has no storage to checkpoint to"),
     ]
     if "time_to_train_s" in doc:
+        effective = doc.get("effective_cloud_cost_to_train_usd", {})
         rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens",
-                     _raw_effective(_duration(doc["time_to_train_s"]), _duration(doc["effective_time_to_train_s"]))))
-        rows.append(("Cost to train (own cluster)", _raw_effective(format_usd(doc["cost_to_train_usd"]),
-                                                                   format_usd(doc["effective_cost_to_train_usd"]))))
-        cloud, effective = doc["cloud_cost_to_train_usd"], doc["effective_cloud_cost_to_train_usd"]
+                     _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)))
+        rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
+                                                                   doc.get("effective_cost_to_train_usd"), format_usd)))
+        cloud = doc["cloud_cost_to_train_usd"]
         if cloud:
             offer = min(cloud, key=cloud.get)
             rows.append((f"Cost to train (cheapest cloud: {offer})",
-                         _raw_effective(format_usd(cloud[offer]), format_usd(effective[offer]))))
+                         _raw_effective(cloud[offer], effective.get(offer), format_usd)))
     return rows
 
 
-def _raw_effective(raw: str, effective: str) -> str:
-    """A figure without and with failures, checkpoints and restarts (effective = raw / goodput)."""
-    return f"{raw} raw, {effective} effective"
+def _raw_effective(raw: float, effective: float | None, fmt) -> str:
+    """A figure without and with failures, checkpoints and restarts (effective = raw / goodput), or raw alone."""
+    return f"{fmt(raw)} raw" + (f", {fmt(effective)} effective" if effective is not None else "")
 
 
 def reasons(rejected: dict[str, int]) -> str:
