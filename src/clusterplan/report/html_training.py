@@ -128,7 +128,7 @@ def _sweep_charts(doc: dict, tokens: float) -> str:
                                               tip=f"this plan's job: {job['num_gpus']} GPUs, "
                                                   f"{_days(job['time_to_train_s'])}"), "this plan"))
     title = f"{_tokens(tokens)} tokens"
-    out = svg.line_chart(f"Time to train {title} vs job size (days)", [time], x,
+    out = svg.line_chart(f"Time to train {title} vs job size (days, raw)", [time], x,
                          svg.linear_axis([m.value for _, m in time.points], "days", lambda v: f"{v / DAY:g}",
                                          unit=DAY), markers=markers, legend=False, chart="training-time")
     names = ["own", *(offer["offer"] for offer in doc["plan"]["cloud"])]
@@ -136,8 +136,8 @@ def _sweep_charts(doc: dict, tokens: float) -> str:
                         width=3.0 if name == "own" else 2.0, dashed=name != "own",
                         points=points(f"cost_to_train_usd/{name}", f"{name}", money)) for name in names]
     values = [m.value for series in costs for _, m in series.points]
-    return out + svg.line_chart(f"Cost to train {title} vs job size (USD): own cluster and each cloud offer", costs,
-                                x, svg.linear_axis(values, "USD to train", svg.usd), chart="training-cost")
+    return out + svg.line_chart(f"Cost to train {title} vs job size (USD, raw): own cluster and each cloud offer",
+                                costs, x, svg.linear_axis(values, "USD to train", svg.usd), chart="training-cost")
 
 
 def _sweep(doc: dict) -> str:
@@ -158,7 +158,7 @@ def _sweep(doc: dict) -> str:
             figures += td(doc, f"{base}/time_to_train_s", _days) + td(doc, f"{base}/cost_to_train_usd/own")
         cells.append(f"{head}<td>{esc(_layout_text(row['layout']))}</td>{figures}</tr>")
     headers = ("GPUs", "Nodes", "Best layout", "Step time", "Tokens/s", "MFU", "Memory per GPU",
-               *(("Time to train", "Cost to train, own (USD)") if tokens else ()))
+               *(("Time to train (raw)", "Cost to train, own (USD, raw)") if tokens else ()))
     out = ("<h3>By job size</h3><p>The same workload and global batch on one node, doubling up to the whole "
            "cluster, each size searched afresh for its best layout.</p>"
            + table(headers, cells, numeric=(0, 1, *range(3, len(headers)))))
