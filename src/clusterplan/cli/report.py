@@ -78,6 +78,9 @@ def training_sweep(spec, planned) -> dict | None:
     offers = [rental.cost.offer for rental in planned.rentals]
     rows = []
     for gpus in job_sizes(built.num_gpus, built.gpus_per_node, planned.training.num_gpus):
+        if gpus == planned.training.num_gpus:   # the plan's own job, already predicted
+            rows.append(sweep_row(gpus=gpus, gpus_per_node=built.gpus_per_node, job=planned.training))
+            continue
         sized = replace(spec, workload=replace(spec.workload, gpus=gpus))
         try:
             job = training(sized, built, planned.costs.cost_per_gpu_hour_usd, offers, top=1)

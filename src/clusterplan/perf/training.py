@@ -375,7 +375,7 @@ def _row(grid: dict, result: dict, i: int) -> dict:
 
 
 def workload_model(workload, default: str = "") -> Transformer:
-    """The ``[workload]``'s model: a preset, or a Hugging Face config.json; ``default`` names a preset else."""
+    """The ``[workload]``'s model: a preset, a Hugging Face config.json, or else the preset ``default``."""
     from pathlib import Path
 
     from clusterplan.errors import ConfigError
@@ -487,17 +487,17 @@ def training(spec, built, own_usd_per_gpu_hour: float, offers=(), *, top: int = 
     found = search(model, hardware(built, spec.workload.gemm_efficiency), opts, gpus, fixed, top=top)
     reliability = None
     if found.best and built.storage_units:   # without storage there is nothing to checkpoint to
-        from dataclasses import replace
-
         from clusterplan.reliability import goodput
-        from clusterplan.reliability.failures import DAY_S
 
         reliability = goodput(spec, built, model, gpus, tokens_per_s=found.best[0]["tokens_per_s"])
-        if spec.workload.tokens:
-            seconds = spec.workload.tokens / found.best[0]["tokens_per_s"] / reliability.goodput
-            reliability = replace(reliability, days=seconds / DAY_S)
     job = Training(model=model, num_gpus=gpus, options=opts, search=found, tokens=spec.workload.tokens,
                    costs_usd={}, reliability=reliability)
+    if reliability is not None and job.tokens:
+        from dataclasses import replace
+
+        from clusterplan.reliability.failures import DAY_S
+
+        job = replace(job, reliability=replace(reliability, days=job.effective_time_to_train_s / DAY_S))
     seconds = job.time_to_train_s
     if seconds is not None:
         gpu_hours = seconds / 3600 * gpus
