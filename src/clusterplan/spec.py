@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterplan.errors import ConfigError
+from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING
 from clusterplan.schema import FROZEN, build, check, locator, unit
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -142,12 +143,6 @@ class About:
 class Cloud:
     offers: tuple[str, ...]
     burst_offer: str = ""  # "" = no hybrid option
-
-
-RECOMPUTE = ("none", "selective", "full", "block")
-PRECISIONS = ("bf16", "fp8")
-ATTENTION = ("flash", "flash2", "flash1", "unfused")
-SHARDING = ("full", "hybrid")
 
 
 @dataclass(**FROZEN)

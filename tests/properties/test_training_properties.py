@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
+from clusterplan.names import RECOMPUTE
 from clusterplan.perf import training as T
 from clusterplan.perf.model import Transformer
 from clusterplan.spec import load_spec
@@ -53,7 +54,7 @@ def test_more_bandwidth_or_flops_never_slows_a_step(model, scale):
 @given(model=models)
 def test_memory_never_rises_with_the_zero_stage(model):
     grid = _grid(model, 64)
-    block = T.RECOMPUTE.index("block")   # spends whatever memory is left on fewer recomputed layers
+    block = RECOMPUTE.index("block")   # spends whatever memory is left on fewer recomputed layers
     grid = {k: v[(grid["dp"] > 1) & (grid["recompute"] != block)] for k, v in grid.items()}
     opts = T.Options(seq_len=2048, global_batch=512)
     totals = [T.evaluate(model, HW, opts, {**grid, "zero": np.full_like(grid["zero"], z)})["memory"]["total"]
@@ -78,7 +79,7 @@ def test_block_recomputation_lies_between_none_and_full(model, hbm_gib):
     grid = _grid(model, 64)
     opts = T.Options(seq_len=2048, global_batch=512)
     none, full, block = (T.evaluate(model, hw, opts, {**grid, "recompute": np.full_like(grid["recompute"], i)})
-                         for i in (T.RECOMPUTE.index(name) for name in ("none", "full", "block")))
+                         for i in (RECOMPUTE.index(name) for name in ("none", "full", "block")))
     assert np.all(block["memory"]["total"] <= none["memory"]["total"] * (1 + 1e-12))
     assert np.all(block["memory"]["total"] >= full["memory"]["total"] * (1 - 1e-12))
     assert np.all(block["step_time_s"] <= full["step_time_s"] * (1 + 1e-12))

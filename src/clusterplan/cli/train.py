@@ -14,7 +14,7 @@ FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "
 
 
 def add_parser(commands) -> None:
-    from clusterplan.spec import PRECISIONS, RECOMPUTE
+    from clusterplan.names import PRECISIONS, RECOMPUTE
 
     parser = commands.add_parser("train", help="predict LLM training speed, memory and cost; search layouts",
                                  description="Training step time, MFU, memory per GPU and time/cost to train "

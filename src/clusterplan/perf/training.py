@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterplan.names import RECOMPUTE
 from clusterplan.perf.collectives import System, predict
 from clusterplan.perf.model import Transformer
 
-RECOMPUTE = ("none", "selective", "full", "block")
 BF16 = 2
 KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
 HOST_PASS_S = 1.25e-3      # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute)
@@ -409,7 +409,6 @@ def from_workload(workload, built):
     """(model, options, fixed layout, GPU count) for a scenario's ``[workload]`` on its design."""
     from clusterplan.errors import ConfigError
     from clusterplan.perf.model import with_seq_len
-    from clusterplan.spec import RECOMPUTE as NAMES
 
     model = with_seq_len(workload_model(workload), workload.seq_len)
     gpus = job_gpus(workload, built)
@@ -430,7 +429,7 @@ def from_workload(workload, built):
                    sharding=workload.sharding, sparsity_speedup=workload.sparsity_speedup)
     fixed = {"tp": workload.tp, "pp": workload.pp, "dp": workload.dp, "cp": workload.cp, "mbs": workload.mbs,
              "vpp": workload.virtual_stages, "zero": workload.zero,
-             "recompute": NAMES.index(workload.recompute) if workload.recompute else -1}
+             "recompute": RECOMPUTE.index(workload.recompute) if workload.recompute else -1}
     return model, opts, fixed, gpus
 
 

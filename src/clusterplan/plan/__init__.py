@@ -1,0 +1,9 @@
+"""The composer: one function per command's result, from a resolved Spec and a Catalog to frozen values.
+
+Every join happens here, once (DESIGN.md, "The flow"); the models below are leaves and the
+renderers above draw what these functions return.
+"""
+
+from clusterplan.plan.core import Plan, Rental, own, plan, with_trace_utilization
+
+__all__ = ["Plan", "Rental", "own", "plan", "with_trace_utilization"]
