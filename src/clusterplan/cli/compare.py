@@ -6,6 +6,14 @@ import argparse
 from pathlib import Path
 
 from clusterplan.cli.output import add_output_options, emit, write_json
+from clusterplan.compare import compare
+from clusterplan.errors import ConfigError
+from clusterplan.plan import plan
+from clusterplan.report.documents import compare_document
+from clusterplan.report.export import plan_document
+from clusterplan.report.html_analysis import render_compare as render_compare_html
+from clusterplan.report.terminal_analysis import render_compare
+from clusterplan.spec import load_scenario
 
 
 def add_parser(commands) -> None:
@@ -29,33 +37,21 @@ def labels_for(paths: list[str], names: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.cli.plan import effective_spec
-    from clusterplan.compare import compare
-    from clusterplan.errors import ConfigError
-    from clusterplan.plan import plan
-    from clusterplan.report.documents import compare_document
-    from clusterplan.report.export import plan_document
-    from clusterplan.spec import load_scenario
-
     if len(args.scenarios) < 2:
         raise ConfigError(f"needs two or more scenario files, got {len(args.scenarios)}", key="SCENARIO")
-    specs, documents = [], []
+    plans = []
     for path in args.scenarios:
         scenario = load_scenario(path, args.overrides)
-        spec = effective_spec(scenario)
         with scenario.located():
-            documents.append(plan_document(plan(spec)))
-        specs.append(spec)
+            plans.append(plan(scenario.spec))
+    specs = [planned.spec for planned in plans]
     labels = labels_for(args.scenarios, [spec.about.name for spec in specs])
-    document = compare_document(compare(labels, documents), sources=list(args.scenarios), scenarios=specs)
+    comparison = compare(labels, [plan_document(planned) for planned in plans])
+    document = compare_document(comparison, sources=list(args.scenarios), scenarios=specs)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     elif args.format == "html":
-        from clusterplan.report.html_analysis import render_compare
-
-        emit(lambda stream: render_compare(document, stream), args.output)
+        emit(lambda stream: render_compare_html(document, stream), args.output)
     else:
-        from clusterplan.report.terminal_analysis import render_compare
-
         emit(lambda stream: render_compare(document, stream), args.output)
     return 0

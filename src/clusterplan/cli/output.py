@@ -37,6 +37,19 @@ def add_sweep_options(parser: argparse.ArgumentParser, *, default_min: str, defa
     step.add_argument("-i", "--stepbytes", default="0", help="size increment instead of a factor")
 
 
+DEFAULT_SAMPLES = 100_000
+DEFAULT_SEED = 1
+
+
+def add_sampling_options(parser: argparse.ArgumentParser) -> None:
+    """The sensitivity analysis' Monte Carlo options (sensitivity and report)."""
+    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES,
+                        help=f"Monte Carlo samples (default {DEFAULT_SAMPLES:,})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
+    parser.add_argument("--offer", metavar="ID",
+                        help="cloud offer that break-even is measured against (default: the first of cloud.offers)")
+
+
 def sweep_bytes(args: argparse.Namespace) -> tuple[int, int, int]:
     """(min, max, increment) in bytes from the sweep options; a ConfigError naming them if unreadable."""
     from clusterplan.units import UnitError, parse_size

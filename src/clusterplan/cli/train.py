@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from clusterplan.cli.inputs import measured_gemm_efficiency
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.errors import ConfigError, InfeasiblePlan
+from clusterplan.names import PRECISIONS, RECOMPUTE
+from clusterplan.plan import plan
+from clusterplan.report.export import train_document
+from clusterplan.report.training import reasons, render_training
+from clusterplan.spec import load_scenario
 
 # Command-line flag -> [workload] key; a flag given holds that key fixed, the rest are searched.
 FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "dp": int, "cp": int, "mbs": int,
@@ -14,8 +21,6 @@ FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "
 
 
 def add_parser(commands) -> None:
-    from clusterplan.names import PRECISIONS, RECOMPUTE
-
     parser = commands.add_parser("train", help="predict LLM training speed, memory and cost; search layouts",
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
                                              "for the scenario's [workload], on the planned cluster.")
@@ -33,11 +38,6 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.errors import ConfigError, InfeasiblePlan
-    from clusterplan.plan import plan
-    from clusterplan.report.export import train_document
-    from clusterplan.spec import load_scenario
-
     overrides = list(args.overrides)
     for flag, kind in FLAGS.items():
         value = getattr(args, flag)
@@ -55,39 +55,10 @@ def run(args: argparse.Namespace) -> int:
         result = plan(scenario.spec, top=args.top if args.search else 1)
     document = train_document(result)
     if not document["feasible"]:
-        from clusterplan.report.training import reasons
-
         raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: "
                              f"{reasons(document['rejected'])}")
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
-        from clusterplan.report.training import render_training
-
         emit(lambda stream: render_training(document, stream), args.output)
     return 0
-
-
-def measured_gemm_efficiency(path: str) -> float:
-    """The median fraction of peak of the BF16 (else FP16) multiplies in a ``clusterplan.gemm/1`` document."""
-    import statistics
-
-    from clusterplan.bench.gemm import SCHEMA
-    from clusterplan.errors import ConfigError
-
-    try:
-        with open(path, encoding="utf-8") as stream:
-            doc = json.load(stream)
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror}", key="--calibration") from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"not JSON ({error.msg})", source=path, line=error.lineno) from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ConfigError(f"not a {SCHEMA} document (clusterplan bench gemm --format json)", source=path)
-    for dtype in ("bf16", "fp16"):
-        fractions = [row["fraction_of_peak"] for row in doc.get("rows", [])
-                     if isinstance(row, dict) and row.get("dtype") == dtype and row.get("fraction_of_peak")]
-        if fractions:
-            return min(statistics.median(fractions), 1.0)
-    raise ConfigError("no bf16 or fp16 multiply with a fraction of peak: run clusterplan bench gemm --gpu ID",
-                      source=path)

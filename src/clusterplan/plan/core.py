@@ -5,7 +5,7 @@ The one entry point the CLI, the reports and Python users call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clusterplan.catalog import Catalog, CloudOffer, load_catalog
 from clusterplan.checks import design_checks
@@ -13,6 +13,10 @@ from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
+from clusterplan.perf.training import training
+from clusterplan.sched.jobs import Trace
+from clusterplan.sched.replay import achieved_utilization, cluster_for
+from clusterplan.sched.traces import read_trace
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
@@ -44,7 +48,25 @@ def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
 
 def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
     """Everything clusterplan knows about the scenario; ``top``: the training layouts kept, best first."""
-    catalog = (catalog or load_catalog()).with_prices(spec.prices)
+    catalog = priced(spec, catalog)
+    return planned(resolved(spec, catalog), catalog, top=top)
+
+
+def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
+    """``catalog`` (default: the built-in one) with the scenario's ``[prices]``: the one catalog every join uses."""
+    return (catalog or load_catalog()).with_prices(spec.prices)
+
+
+def resolved(spec: Spec, catalog: Catalog) -> Spec:
+    """``spec`` with what it leaves to be derived made explicit: ``finance.utilization`` from the replay of
+    ``finance.utilization_from_trace`` under ``finance.utilization_policy``, when it names a trace."""
+    if not spec.finance.utilization_from_trace:
+        return spec
+    return with_trace_utilization(spec, read_trace(spec.finance.utilization_from_trace), catalog)
+
+
+def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
+    """The plan of a resolved ``spec`` on a priced ``catalog`` (``plan`` resolves and prices first)."""
     built, owned = own(spec, catalog)
     finance = spec.finance
     rentals = []
@@ -58,8 +80,6 @@ def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
         burst = _hybrid(spec, catalog, offer)
     job = None
     if spec.workload.defined:
-        from clusterplan.perf.training import training
-
         job = training(spec, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
     warnings = design_checks(spec, built, owned, [r.cost for r in rentals],
                              reliability=job.reliability if job else None)
@@ -67,12 +87,8 @@ def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
                 training=job)
 
 
-def with_trace_utilization(spec: Spec, trace, catalog: Catalog | None = None) -> Spec:
+def with_trace_utilization(spec: Spec, trace: Trace, catalog: Catalog) -> Spec:
     """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
-    from dataclasses import replace
-
-    from clusterplan.sched.replay import achieved_utilization, cluster_for
-
     cluster = cluster_for(spec, catalog=catalog)
     achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
     if achieved <= 0:

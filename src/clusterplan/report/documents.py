@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from clusterplan import __version__
+from clusterplan.plan.report import Report
+from clusterplan.report.export import collectives_document, plan_document
 from clusterplan.schema import as_table
 
 SENSITIVITY_SCHEMA = "clusterplan.sensitivity/1"
@@ -92,12 +94,19 @@ def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "
             "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
 
 
-def report_document(*, title: str, source: str, plan: dict[str, Any], collectives: list[dict[str, Any]],
-                    sensitivity: dict[str, Any] | None, training: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the HTML report shows: the plan, predicted (and measured) collectives, the sensitivity and,
-    with a workload, the training sweep (``{hbm_bytes_per_gpu, sweep: [sweep_row ...]}``).
+def report_document(report: Report, *, title: str, source: str) -> dict[str, Any]:
+    """What the HTML report shows (a ``plan.report.Report``): the plan, predicted (and measured) collectives,
+    the sensitivity and, with a workload, the training sweep (``{hbm_bytes_per_gpu, sweep: [sweep_row ...]}``).
 
     A later part is one more key here and one more section renderer in report/html.py.
     """
-    return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source, "plan": plan,
-            "collectives": collectives, "sensitivity": sensitivity, "training": training}
+    whole = report.plan
+    training = None
+    if report.sweep is not None:
+        per_node = whole.design.gpus_per_node
+        training = {"hbm_bytes_per_gpu": whole.design.parts.gpu.hbm_bytes,
+                    "sweep": [sweep_row(gpus=point.gpus, gpus_per_node=per_node, job=point.job, reason=point.reason)
+                              for point in report.sweep]}
+    return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source,
+            "plan": plan_document(whole), "collectives": [collectives_document(c) for c in report.collectives],
+            "sensitivity": sensitivity_document(report.sensitivity, spec=whole.spec), "training": training}

@@ -10,6 +10,9 @@ from typing import Any
 
 from clusterplan import __version__
 from clusterplan.plan import Plan
+from clusterplan.perf.collectives import bus_factor
+from clusterplan.perf.stragglers import straggler_slowdown
+from clusterplan.plan.collectives import Collectives
 from clusterplan.schema import as_table
 
 PLAN_SCHEMA = "clusterplan.plan/1"
@@ -161,12 +164,11 @@ def catalog_document(entries: list[tuple[str, Any]]) -> dict[str, Any]:
 COLLECTIVES_SCHEMA = "clusterplan.collectives/1"
 
 
-def collectives_document(*, spec: Any, design: Any, prediction: Any, dtype: str, counts: list[int],
-                         measured: dict[int, dict] | None = None, measured_source: str = "") -> dict[str, Any]:
-    """Predicted rows (and measured ones matched by size) as a JSON-ready document."""
-    from clusterplan.perf.collectives import bus_factor
-    from clusterplan.perf.stragglers import straggler_slowdown
-
+def collectives_document(result: Collectives) -> dict[str, Any]:
+    """Predicted rows (and measured ones matched by size) of a ``plan.collectives.Collectives`` as a document."""
+    prediction, design, dtype, counts = result.prediction, result.design, result.dtype, result.counts
+    measured = dict(result.measured.rows) if result.measured else None
+    measured_source = result.measured.source if result.measured else ""
     rows = []
     for i, size in enumerate(prediction.size_bytes):
         row = {"size_bytes": int(size), "count": counts[i], "dtype": dtype,
@@ -194,7 +196,7 @@ def collectives_document(*, spec: Any, design: Any, prediction: Any, dtype: str,
         "avg_busbw_GBps": sum(r["busbw_GBps"] for r in rows) / len(rows) if rows else 0.0,
         "measured": None if not measured else {"source": measured_source, "rows": len(errors),
                                                "mean_abs_error": sum(errors) / len(errors) if errors else 0.0},
-        "scenario": as_table(spec),
+        "scenario": as_table(result.spec),
     }
 
 

@@ -1,0 +1,62 @@
+"""Files the commands read besides the scenario: measured collective runs and calibrations, parsed once here."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
+from clusterplan.bench.calibrate import Calibration, read_calibration
+from clusterplan.bench.nccltests import parse_nccl_tests
+from clusterplan.errors import ConfigError
+from clusterplan.plan.collectives import Measured
+
+
+def read_text(path: str, *, what: str) -> str:
+    """The text of ``path``; a ``ConfigError`` naming the file when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return stream.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {what}: {getattr(error, 'strerror', None) or error}", source=path) from None
+
+
+def read_measured(path: str, op: str | None = None) -> Measured:
+    """An nccl-tests log or a ``clusterplan.bench/1`` document: its collective, ranks and out-of-place rows."""
+    text = read_text(path, what="measurements")
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+            rows = {int(r["size_bytes"]): r["out_of_place"] for r in doc["rows"]}
+            return Measured(op=doc.get("op"), num_ranks=doc.get("world_size"), rows=rows, source=path)
+        except (ValueError, KeyError, TypeError) as error:
+            raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
+    log = parse_nccl_tests(text, source=path, op=op)
+    rows = {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
+                             "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}
+    return Measured(op=log.op, num_ranks=log.num_ranks, rows=rows, source=path)
+
+
+def read_calibration_file(path: str) -> Calibration:
+    """A calibration TOML written by ``clusterplan calibrate``."""
+    return read_calibration(read_text(path, what="the calibration"), source=path)
+
+
+def measured_gemm_efficiency(path: str) -> float:
+    """The median fraction of peak of the BF16 (else FP16) multiplies in a ``clusterplan.gemm/1`` document."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            doc = json.load(stream)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror}", key="--calibration") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"not JSON ({error.msg})", source=path, line=error.lineno) from None
+    if not isinstance(doc, dict) or doc.get("schema") != GEMM_SCHEMA:
+        raise ConfigError(f"not a {GEMM_SCHEMA} document (clusterplan bench gemm --format json)", source=path)
+    for dtype in ("bf16", "fp16"):
+        fractions = [row["fraction_of_peak"] for row in doc.get("rows", [])
+                     if isinstance(row, dict) and row.get("dtype") == dtype and row.get("fraction_of_peak")]
+        if fractions:
+            return min(statistics.median(fractions), 1.0)
+    raise ConfigError("no bf16 or fp16 multiply with a fraction of peak: run clusterplan bench gemm --gpu ID",
+                      source=path)
