@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from clusterplan.catalog import load_catalog
 from clusterplan.cli.output import add_output_options, emit, write_json
+from clusterplan.errors import ConfigError
+from clusterplan.report.export import catalog_document
+from clusterplan.report.terminal import render_catalog
+from clusterplan.schema import suggest
 
 
 def add_parser(commands) -> None:
@@ -17,18 +22,12 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.catalog import load_catalog
-    from clusterplan.report.export import catalog_document
-    from clusterplan.schema import suggest
-
     catalog = load_catalog()
     if args.id:
         entries = [catalog.find(args.id, key="ID")]
     else:
         families = catalog.families
         if args.family and args.family not in families:
-            from clusterplan.errors import ConfigError
-
             raise ConfigError(f"unknown family {args.family!r}{suggest(args.family, families)}", key="--family")
         entries = [(family, entry) for family, group in families.items()
                    if not args.family or family == args.family for entry in group.values()]
@@ -36,7 +35,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
-        from clusterplan.report.terminal import render_catalog
-
         emit(lambda stream: render_catalog(document, stream), args.output)
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from clusterplan.errors import ConfigError
+from clusterplan.units import UnitError, parse_size
 
 
 def add_output_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
@@ -52,8 +53,6 @@ def add_sampling_options(parser: argparse.ArgumentParser) -> None:
 
 def sweep_bytes(args: argparse.Namespace) -> tuple[int, int, int]:
     """(min, max, increment) in bytes from the sweep options; a ConfigError naming them if unreadable."""
-    from clusterplan.units import UnitError, parse_size
-
     try:
         return parse_size(args.minbytes), parse_size(args.maxbytes), parse_size(args.stepbytes)
     except UnitError as error:
