@@ -1,7 +1,9 @@
 """Scenarios side by side: headline figures and BoM lines, each with its deltas against the first.
 
 Works on plan documents (``clusterplan.plan/1``), the result every renderer
-draws, so a figure added to the document is one more entry in ``HEADLINES``.
+draws. The headline figures are those of the one figures table that compare
+shows (``report.figures.HEADLINES``, view ``compare``), so a figure added to the
+document is one more entry there.
 """
 
 from __future__ import annotations
@@ -10,39 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterplan.report.figures import COMPARE, shown
 from clusterplan.schema import FROZEN
-
-# (path in the plan document, name, unit); a path a document lacks reads as None.
-HEADLINES = (
-    ("cost.capex_usd", "Capex (hardware)", "USD"),
-    ("cost.one_off_usd", "One-off (integration, setup staff)", "USD"),
-    ("cost.opex_usd_per_year.total", "Opex per year", "USD/year"),
-    ("cost.opex_usd_per_year.electricity", "Opex: electricity", "USD/year"),
-    ("cost.opex_usd_per_year.colocation", "Opex: colocation", "USD/year"),
-    ("cost.opex_usd_per_year.maintenance", "Opex: maintenance", "USD/year"),
-    ("cost.opex_usd_per_year.staff", "Opex: staff", "USD/year"),
-    ("cost.opex_usd_per_year.software", "Opex: software", "USD/year"),
-    ("cost.tco_usd", "TCO", "USD"),
-    ("cost.npv_usd", "NPV of costs", "USD"),
-    ("cost.cost_per_gpu_hour_usd", "Cost per delivered GPU-hour", "USD/GPU-hour"),
-    ("cost.capex_per_gpu_usd", "Capex per GPU, fully loaded", "USD/GPU"),
-    ("cost.years", "Years", "years"),
-    ("design.num_gpus", "GPUs", "GPUs"),
-    ("design.num_racks", "Racks", "racks"),
-    ("design.it_power_kw", "IT power (max)", "kW"),
-    ("design.facility_power_kw", "Facility power", "kW"),
-    ("design.fabric.num_switches", "Fabric switches", "switches"),
-    ("design.fabric.bisection_bw_Bps_per_gpu", "Bisection bandwidth per GPU", "B/s"),
-    # the training prediction, where the plan has one (a scenario with a [workload])
-    ("training.step_time_s", "Training step time", "s"),
-    ("training.tokens_per_s", "Training tokens per second", "tokens/s"),
-    ("training.mfu", "Training MFU", "fraction"),
-    ("training.time_to_train_s", "Time to train", "s"),
-    ("training.cost_to_train_usd", "Cost to train (own cluster)", "USD"),
-    ("training.goodput", "Training goodput", "fraction"),
-    ("training.effective_time_to_train_s", "Time to train, effective (/ goodput)", "s"),
-    ("training.effective_cost_to_train_usd", "Cost to train (own cluster), effective", "USD"),
-)
 
 
 @dataclass(**FROZEN)
@@ -101,8 +72,8 @@ def compare(labels: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> Co
     """
     if len(documents) < 2 or len(labels) != len(documents):
         raise ValueError("compare needs two or more documents, one label each")
-    figures = [Figure(key=path, name=name, unit=unit, values=tuple(_at(doc, path) for doc in documents))
-               for path, name, unit in HEADLINES]
+    figures = [Figure(key=headline.key, name=headline.title(COMPARE), unit=headline.unit,
+                      values=tuple(headline.value(doc) for doc in documents)) for headline in shown(COMPARE)]
     figures = [figure for figure in figures if any(v is not None for v in figure.values)]
     for offer in _union(doc["cloud"] for doc in documents):
         by_offer = [{c["offer"]: c for c in doc["cloud"]}.get(offer) for doc in documents]
@@ -133,12 +104,3 @@ def _union(groups) -> list:
         for item in group:
             seen.setdefault(item["offer"] if isinstance(item, Mapping) else item, None)
     return list(seen)
-
-
-def _at(document: Mapping[str, Any], path: str) -> float | None:
-    value: Any = document
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value

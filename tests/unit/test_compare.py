@@ -2,9 +2,10 @@
 
 import pytest
 
-from clusterplan.compare import HEADLINES, compare
+from clusterplan.compare import compare
 from clusterplan.plan import plan
 from clusterplan.report.export import plan_document
+from clusterplan.report.figures import COMPARE, shown
 from clusterplan.spec import load_spec
 
 
@@ -22,7 +23,7 @@ def test_headlines_carry_values_and_deltas(ib_roce):
     assert tco.values == (ib_roce[0]["cost"]["tco_usd"], ib_roce[1]["cost"]["tco_usd"])
     assert tco.deltas == (0.0, tco.values[1] - tco.values[0]) and tco.changed
     assert not by_key["design.num_gpus"].changed
-    plan_paths = [path for path, _, _ in HEADLINES if path.split(".")[0] in ("cost", "design")]
+    plan_paths = [headline.key for headline in shown(COMPARE) if headline.key.split(".")[0] in ("cost", "design")]
     assert [f.key for f in result.headlines if f.key.split(".")[0] in ("cost", "design")] == plan_paths
 
 

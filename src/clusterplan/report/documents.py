@@ -27,6 +27,15 @@ def _distribution(distribution: Any) -> dict[str, Any] | None:
     return None if distribution is None else as_table(distribution)
 
 
+def _breakeven_swing(swing: Any, horizon_months: int) -> int:
+    """Months between the break-even at the input's low and high end, never counted as the month past the
+    horizon."""
+    never = horizon_months + 1
+    low, high = (never if month is None else month for month in (swing.low.breakeven_month,
+                                                                 swing.high.breakeven_month))
+    return abs(high - low)
+
+
 def sensitivity_document(result: Any, *, spec: Any) -> dict[str, Any]:
     """A ``sensitivity.Sensitivity`` as a document."""
     model, mc = result.model, result.monte_carlo
@@ -34,13 +43,16 @@ def sensitivity_document(result: Any, *, spec: Any) -> dict[str, Any]:
     return {
         "schema": SENSITIVITY_SCHEMA, "version": __version__,
         "offer": model.offer, "years": model.years, "horizon_months": model.horizon_months,
+        "num_gpus": model.num_gpus,
         "distribution": "triangular(low, nominal, high)", "quantiles": "inverted CDF (each a sampled value)",
         "inputs": [{**as_table(item), "varies": item.varies} for item in model.inputs],
         "nominal": _outcome(result.nominal),
         "tornado": [{"key": swing.input.key, "name": swing.input.name, "unit": swing.input.unit,
                      "low_value": swing.input.low, "high_value": swing.input.high,
                      "low": _outcome(swing.low), "high": _outcome(swing.high),
-                     "tco_swing_usd": swing.tco_swing_usd} for swing in result.tornado],
+                     "tco_swing_usd": swing.tco_swing_usd,
+                     "breakeven_swing_months": _breakeven_swing(swing, model.horizon_months)}
+                    for swing in result.tornado],
         "monte_carlo": {
             "samples": mc.samples, "seed": mc.seed,
             "tco_usd": _distribution(mc.tco_usd), "cost_per_gpu_hour_usd": _distribution(mc.cost_per_gpu_hour_usd),

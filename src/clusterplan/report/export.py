@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from clusterplan import __version__
+from clusterplan.cost import Costs
+from clusterplan.design import Design
 from clusterplan.plan import Plan
 from clusterplan.perf.collectives import bus_factor
 from clusterplan.perf.stragglers import straggler_slowdown
@@ -20,70 +22,18 @@ TRAIN_SCHEMA = "clusterplan.train/1"
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
-    design, costs = plan.design, plan.costs
-    topology, parts = design.topology, design.parts
-    opex = dict(costs.opex_usd_per_year)
+    """The plan: its design, its costs, each cloud offer against owning, the hybrid option, warnings, training."""
+    cloud = _cloud(plan)
+    cheapest = min(cloud, key=lambda offer: offer["total_usd"], default=None)
     return {
         "schema": PLAN_SCHEMA,
         "version": __version__,
         "scenario": as_table(plan.spec),
-        "design": {
-            "gpu": parts.gpu.id, "server": parts.server.id,
-            "num_gpus": design.num_gpus, "num_nodes": design.num_nodes,
-            "gpus_per_node": design.gpus_per_node,
-            "num_racks": design.racks.num_racks,
-            "racks": {"compute": design.racks.compute_racks, "infrastructure": design.racks.infrastructure_racks,
-                      "servers_per_rack": design.racks.servers_per_rack,
-                      "max_rack_power_kw": design.racks.max_rack_power_w / 1e3,
-                      "rack_budget_kw": design.racks.budget_w / 1e3,
-                      "power_kw": [power / 1e3 for power in design.racks.rack_power_w]},
-            "it_power_kw": design.it_power_w / 1e3,
-            "it_typical_power_kw": design.it_typical_power_w / 1e3,
-            "facility_power_kw": design.facility_power_w / 1e3,
-            "fabric": {
-                "id": parts.fabric.id, "technology": parts.fabric.technology, "topology": topology.kind,
-                "tiers": topology.tiers, "radix": topology.radix,
-                "link_rate_Bps": parts.fabric.link_rate_Bps,
-                "num_endpoints": topology.num_endpoints,
-                "num_switches": topology.num_switches, "num_links": topology.num_links,
-                "switches": dict(topology.switches), "links": dict(topology.links),
-                "ports_used": topology.ports_used, "ports_available": topology.ports_available,
-                "nic_transceivers": design.nic_transceivers, "switch_transceivers": design.switch_transceivers,
-                "bisection_bw_Bps_per_gpu": design.bisection_bw_Bps_per_gpu,
-            },
-            "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
-                        "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
-            "burst_buffer": None if not design.burst_buffer_units else {
-                "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb,
-                "units": design.burst_buffer_units, "read_Bps": design.burst_buffer_read_Bps,
-                "write_Bps": design.burst_buffer_write_Bps},
-        },
-        "cost": {
-            "capex_usd": costs.capex_usd,
-            "capex_by_category_usd": costs.capex_by_category(),
-            "one_off_usd": costs.one_off_usd,
-            "opex_usd_per_year": {**opex, "total": costs.opex_total_usd_per_year},
-            "years": costs.years,
-            "tco_usd": costs.tco_usd,
-            "npv_usd": costs.npv_usd,
-            "discount_rate": costs.discount_rate,
-            "delivered_gpu_hours_per_year": costs.delivered_gpu_hours_per_year,
-            "cost_per_gpu_hour_usd": costs.cost_per_gpu_hour_usd,
-            "capex_per_gpu_usd": costs.capex_per_gpu_usd,
-            "tco_per_gpu_usd": costs.tco_usd / design.num_gpus,
-            "bom": [_line(line) for line in costs.bom],
-            "one_off": [_line(line) for line in costs.one_off],
-            "cumulative_usd_by_month": [costs.cumulative_usd(m) for m in range(12 * costs.years + 1)],
-        },
-        "cloud": [{
-            "offer": r.cost.offer.id, "name": r.cost.offer.name, "provider": r.cost.offer.provider,
-            "gpu": r.cost.offer.gpu, "pricing": r.cost.offer.pricing,
-            "usd_per_gpu_hour": r.cost.offer.price_usd,
-            "billed_gpu_hours_per_year": r.cost.billed_gpu_hours_per_year,
-            "usd_per_year": r.cost.usd_per_year, "total_usd": r.cost.total_usd,
-            "breakeven_months": r.breakeven_month,
-            "source": r.cost.offer.source, "date": r.cost.offer.date,
-        } for r in plan.rentals],
+        "design": _design(plan.design),
+        "cost": _cost(plan.costs, plan.design.num_gpus),
+        "cloud": cloud,
+        "cheapest_cloud": None if cheapest is None else {
+            key: cheapest[key] for key in ("offer", "total_usd", "vs_own", "breakeven_months")},
         "hybrid": None if plan.hybrid is None else {
             "burst_offer": plan.hybrid.offer.id, "owned_nodes": plan.hybrid.owned_nodes,
             "num_nodes": plan.hybrid.num_nodes, "own_usd": plan.hybrid.own_usd,
@@ -94,6 +44,80 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         "training": None if plan.training is None else training_section(plan.training),
     }
+
+
+def _design(design: Design) -> dict[str, Any]:
+    """Nodes, racks, power, fabric and storage of the design."""
+    topology, parts, racks = design.topology, design.parts, design.racks
+    return {
+        "gpu": parts.gpu.id, "server": parts.server.id,
+        "num_gpus": design.num_gpus, "num_nodes": design.num_nodes,
+        "gpus_per_node": design.gpus_per_node,
+        "num_racks": racks.num_racks,
+        "racks": {"compute": racks.compute_racks, "infrastructure": racks.infrastructure_racks,
+                  "servers_per_rack": racks.servers_per_rack,
+                  "max_rack_power_kw": racks.max_rack_power_w / 1e3,
+                  "rack_budget_kw": racks.budget_w / 1e3,
+                  "power_kw": [power / 1e3 for power in racks.rack_power_w]},
+        "it_power_kw": design.it_power_w / 1e3,
+        "it_typical_power_kw": design.it_typical_power_w / 1e3,
+        "facility_power_kw": design.facility_power_w / 1e3,
+        "fabric": {
+            "id": parts.fabric.id, "technology": parts.fabric.technology, "topology": topology.kind,
+            "tiers": topology.tiers, "radix": topology.radix,
+            "link_rate_Bps": parts.fabric.link_rate_Bps,
+            "num_endpoints": topology.num_endpoints,
+            "num_switches": topology.num_switches, "num_links": topology.num_links,
+            "switches": dict(topology.switches), "links": dict(topology.links),
+            "ports_used": topology.ports_used, "ports_available": topology.ports_available,
+            "nic_transceivers": design.nic_transceivers, "switch_transceivers": design.switch_transceivers,
+            "bisection_bw_Bps_per_gpu": design.bisection_bw_Bps_per_gpu,
+        },
+        "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
+                    "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
+        "burst_buffer": None if not design.burst_buffer_units else {
+            "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb,
+            "units": design.burst_buffer_units, "read_Bps": design.burst_buffer_read_Bps,
+            "write_Bps": design.burst_buffer_write_Bps},
+    }
+
+
+def _cost(costs: Costs, num_gpus: int) -> dict[str, Any]:
+    """Capex, one-off, opex, TCO and NPV, the per-GPU figures, the BoM and the cash over the horizon."""
+    horizon_months = 12 * costs.years
+    return {
+        "capex_usd": costs.capex_usd,
+        "capex_by_category_usd": costs.capex_by_category(),
+        "one_off_usd": costs.one_off_usd,
+        "opex_usd_per_year": {**costs.opex_usd_per_year, "total": costs.opex_total_usd_per_year},
+        "years": costs.years,
+        "horizon_months": horizon_months,
+        "tco_usd": costs.tco_usd,
+        "npv_usd": costs.npv_usd,
+        "discount_rate": costs.discount_rate,
+        "delivered_gpu_hours_per_year": costs.delivered_gpu_hours_per_year,
+        "cost_per_gpu_hour_usd": costs.cost_per_gpu_hour_usd,
+        "capex_per_gpu_usd": costs.capex_per_gpu_usd,
+        "tco_per_gpu_usd": costs.tco_usd / num_gpus,
+        "bom": [_line(line) for line in costs.bom],
+        "one_off": [_line(line) for line in costs.one_off],
+        "cumulative_usd_by_month": [costs.cumulative_usd(m) for m in range(horizon_months + 1)],
+        "cumulative_usd_by_year": [costs.cumulative_usd(12 * year) for year in range(costs.years + 1)],
+    }
+
+
+def _cloud(plan: Plan) -> list[dict[str, Any]]:
+    """Each cloud offer renting the same GPU-hours: its cost, that cost over owning's TCO, its break-even."""
+    return [{
+        "offer": r.cost.offer.id, "name": r.cost.offer.name, "provider": r.cost.offer.provider,
+        "gpu": r.cost.offer.gpu, "pricing": r.cost.offer.pricing,
+        "usd_per_gpu_hour": r.cost.offer.price_usd,
+        "billed_gpu_hours_per_year": r.cost.billed_gpu_hours_per_year,
+        "usd_per_year": r.cost.usd_per_year, "total_usd": r.cost.total_usd,
+        "vs_own": r.cost.total_usd / plan.costs.tco_usd,
+        "breakeven_months": r.breakeven_month,
+        "source": r.cost.offer.source, "date": r.cost.offer.date,
+    } for r in plan.rentals]
 
 
 def _line(line: Any) -> dict[str, Any]:

@@ -13,10 +13,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from clusterplan.report import svg
+from clusterplan.report.figures import HTML, money, months, pointer, resolve, shown
 from clusterplan.report.html_analysis import collectives, sensitivity
 from clusterplan.report.html_training import training
-from clusterplan.report.page import Part, mark, money, months, page, pointer, resolve, section, table, td
+from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
+from clusterplan.report.tables import plan_heading
 
 Section = Callable[[dict[str, Any]], "Part | None"]
 
@@ -25,24 +27,15 @@ Section = Callable[[dict[str, Any]], "Part | None"]
 
 
 def summary(doc: dict) -> Part:
+    """The headline figures (report/figures.py) as cards under the line naming the cluster."""
     plan = doc["plan"]
-    design, cost = plan["design"], plan["cost"]
-    cards = [("Capex (hardware)", "/plan/cost/capex_usd", money),
-             ("One-off (integration, setup)", "/plan/cost/one_off_usd", money),
-             ("Opex per year", "/plan/cost/opex_usd_per_year/total", money),
-             (f"TCO over {cost['years']} years", "/plan/cost/tco_usd", money),
-             (f"NPV of costs at {cost['discount_rate']:.0%}", "/plan/cost/npv_usd", money),
-             ("Capex per GPU, fully loaded", "/plan/cost/capex_per_gpu_usd", money),
-             ("Cost per delivered GPU-hour", "/plan/cost/cost_per_gpu_hour_usd", money),
-             ("IT power (max)", "/plan/design/it_power_kw", lambda v: f"{v:,.1f} kW"),
-             ("Facility power (x PUE)", "/plan/design/facility_power_kw", lambda v: f"{v:,.1f} kW"),
-             ("Racks", "/plan/design/num_racks", str)]
-    html = "".join(f'<div class="card"><div class="k">{esc(k)}</div><div class="v" data-pointer="{esc(p)}" '
-                   f'data-value="{resolve(doc, p)!r}">{esc(f(resolve(doc, p)))}</div></div>' for k, p, f in cards)
-    fabric = design["fabric"]
-    lead = (f"{design['num_gpus']} x {design['gpu']} ({design['num_nodes']} nodes x {design['gpus_per_node']}), "
-            f"{fabric['id']} {fabric['topology']}, {cost['years']} years")
-    return section("summary", "Summary", f'<p>{esc(lead)}</p><div class="cards">{html}</div>')
+    cards = []
+    for headline in shown(HTML):
+        path = "/plan" + headline.pointer
+        cards.append(f'<div class="card"><div class="k">{esc(headline.title(HTML, plan))}</div><div class="v" '
+                     f'data-pointer="{esc(path)}" data-value="{resolve(doc, path)!r}">'
+                     f'{esc(headline.text(HTML, plan))}</div></div>')
+    return section("summary", "Summary", f'<p>{esc(plan_heading(plan))}</p><div class="cards">{"".join(cards)}</div>')
 
 
 def capex(doc: dict) -> Part:
@@ -92,7 +85,7 @@ def opex(doc: dict) -> Part:
 def ownership(doc: dict) -> Part:
     plan = doc["plan"]
     cost, cloud = plan["cost"], plan["cloud"]
-    horizon = 12 * cost["years"]
+    horizon = cost["horizon_months"]
     own = svg.Series(name="own (capex + one-off + opex)", colour=svg.INK, width=3.0, points=tuple(
         (m, mark(doc, f"/plan/cost/cumulative_usd_by_month/{m}", f"own, month {m}"))
         for m in range(horizon + 1)))

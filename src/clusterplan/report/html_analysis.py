@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from clusterplan.report import svg
-from clusterplan.report.page import Part, mark, money, months, page, section, table, td
+from clusterplan.report.figures import money, months
+from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.terminal_analysis import format_delta, format_figure
 
@@ -107,13 +108,8 @@ def sensitivity(doc: dict) -> Part | None:
                            f"TCO over {sens['years']} years (USD); the line is the nominal", svg.usd,
                            list(range(len(tornado))))
     if offer:
-        horizon = sens["horizon_months"] + 1
-
-        def swing(i: int) -> float:
-            low, high = (tornado[i][end]["breakeven_months"] for end in ("low", "high"))
-            return abs((horizon if high is None else high) - (horizon if low is None else low))
-
-        order = sorted((i for i in range(len(tornado)) if swing(i) > 0), key=lambda i: -swing(i))
+        swings = [swing["breakeven_swing_months"] for swing in tornado]
+        order = sorted((i for i, months_apart in enumerate(swings) if months_apart > 0), key=lambda i: -swings[i])
         if order:
             body += _tornado_chart(doc, "breakeven_months", f"Tornado: break-even month vs {offer}",
                                    f"month renting overtakes owning (past {sens['horizon_months']} = never)",

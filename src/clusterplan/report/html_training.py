@@ -7,7 +7,8 @@ Drawn from ``/plan/training`` (the plan's prediction of the scenario's ``[worklo
 from __future__ import annotations
 
 from clusterplan.report import svg
-from clusterplan.report.page import Part, mark, money, pointer, section, table, td
+from clusterplan.report.figures import money, pointer
+from clusterplan.report.page import Part, mark, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.training import reasons
 

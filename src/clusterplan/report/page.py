@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterplan.report.figures import money, resolve
 from clusterplan.report.svg import Mark, esc
 from clusterplan.schema import FROZEN
-from clusterplan.units import format_usd
 
 
 @dataclass(**FROZEN)
@@ -45,28 +45,6 @@ stroke-linejoin:round}svg rect:hover,svg circle:hover{opacity:.75}
 ul.warnings li{margin:4px 0}.muted{color:#666}details summary{cursor:pointer;color:#444}
 nav a{margin-right:10px;color:#2a5db0}
 """
-
-
-def pointer(*parts: object) -> str:
-    """A JSON Pointer (RFC 6901) to ``parts``."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def resolve(document: Any, path: str) -> Any:
-    """The value at JSON Pointer ``path`` of ``document``."""
-    value = document
-    for raw in path.split("/")[1:]:
-        part = raw.replace("~1", "/").replace("~0", "~")
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    return value
-
-
-def money(value: float) -> str:
-    return format_usd(value) if abs(value) >= 100 else f"${value:,.2f}"
-
-
-def months(value: int | None) -> str:
-    return "never" if value is None else f"month {value}"
 
 
 def td(doc: dict, path: str, fmt: Callable[[Any], str] = money) -> str:

@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 from clusterplan import __version__
 from clusterplan.report.schedule import format_duration
-from clusterplan.report.terminal import _console, _table, escape
+from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.schema import as_table
 from clusterplan.units import format_si, format_usd
 
@@ -17,19 +17,9 @@ RELIABILITY_SCHEMA = "clusterplan.reliability/1"
 def reliability_document(*, spec: Any, job: Any, sizes: Sequence[Any] = (),
                          warnings: Sequence[str] = ()) -> dict[str, Any]:
     """``job`` (a reliability.Reliability) with its causes, checkpoint, goodput, storage and job-size table."""
-    checkpoint, result, storage = job.checkpoint, job.outcome, job.storage
-    shares = job.interruptions.share()
+    checkpoint, result = job.checkpoint, job.outcome
     waste_by_cause = job.waste_by_cause()
-    causes = [{
-        "id": cause.rate.id, "name": cause.rate.name, "scope": cause.rate.scope,
-        "per_1000_unit_days": cause.rate.per_1000_unit_days,
-        "low_per_1000_unit_days": cause.rate.low_per_1000_unit_days,
-        "high_per_1000_unit_days": cause.rate.high_per_1000_unit_days,
-        "count": cause.count, "per_day": cause.per_day, "expected": cause.per_day * job.days,
-        "share": shares[cause.rate.id], "waste": waste_by_cause[cause.rate.id], "repair": cause.rate.repair,
-        "source": cause.rate.source, "date": cause.rate.date,
-    } for cause in job.interruptions.causes]
-    recommended = storage.recommended
+    causes = _causes_part(job, waste_by_cause)
     return {
         "schema": RELIABILITY_SCHEMA, "version": __version__,
         "model": {"name": job.model, "params": job.params},
@@ -49,7 +39,7 @@ def reliability_document(*, spec: Any, job: Any, sizes: Sequence[Any] = (),
                        "asynchronous": checkpoint.asynchronous, "copy_s": checkpoint.copy_s,
                        "write_s": checkpoint.write_s, "write_Bps": checkpoint.write_Bps,
                        "reload_s": checkpoint.reload_s, "blocking_s": result.blocking_s,
-                       "tier": storage.checkpoint_tier},
+                       "tier": job.storage.checkpoint_tier},
         "optimal_interval_s": {"young": result.interval.young_s, "daly": result.interval.daly_s},
         "interval_s": result.interval.used_s,
         "interval_chosen_by": result.interval.chosen_by,
@@ -58,21 +48,9 @@ def reliability_document(*, spec: Any, job: Any, sizes: Sequence[Any] = (),
                       "total": result.restart.total_s},
         "goodput": job.goodput,
         "waste": {"checkpoint": result.waste.checkpoint, "lost_work": result.waste.lost_work,
-                  "restart": result.waste.restart},
+                  "restart": result.waste.restart, "total": 1 - job.goodput},
         "waste_by_cause": waste_by_cause,
-        "storage": {
-            "dataset_tb": storage.dataset_tb, "checkpoints_tb": storage.checkpoints_tb,
-            "capacity_tb": storage.capacity_tb, "usable_tb": storage.usable_tb,
-            "read_Bps": storage.read_Bps, "read_basis": storage.read_basis,
-            "read_available_Bps": storage.read_available_Bps,
-            "main_write_Bps": storage.main_write_Bps, "ideal_goodput": storage.ideal_goodput,
-            "storage_cost": storage.storage_cost, "target_overhead": storage.target_overhead,
-            "burst_buffer_tb": storage.burst_buffer_tb, "drain_Bps": storage.drain_Bps,
-            "recommended_burst_buffer": None if recommended is None else {
-                "tier": recommended.tier, "units": recommended.units, "tb": recommended.tb,
-                "write_Bps": recommended.write_Bps, "usd": recommended.usd, "goodput": recommended.goodput},
-            "client_limited": storage.client_limited,
-        },
+        "storage": _storage_part(job.storage),
         "by_job_size": [{"num_gpus": size.job.num_gpus, "num_nodes": size.job.num_nodes,
                          "interruptions_per_day": size.interruptions_per_day, "mtti_hours": size.mtti_s / 3600,
                          "interval_s": size.interval_s, "goodput": size.goodput} for size in sizes],
@@ -81,14 +59,46 @@ def reliability_document(*, spec: Any, job: Any, sizes: Sequence[Any] = (),
     }
 
 
+def _causes_part(job: Any, waste_by_cause: dict[str, float]) -> list[dict[str, Any]]:
+    """Each cause of interruption: its rate and source, how often it strikes this job, its share and waste."""
+    shares = job.interruptions.share()
+    return [{
+        "id": cause.rate.id, "name": cause.rate.name, "scope": cause.rate.scope,
+        "per_1000_unit_days": cause.rate.per_1000_unit_days,
+        "low_per_1000_unit_days": cause.rate.low_per_1000_unit_days,
+        "high_per_1000_unit_days": cause.rate.high_per_1000_unit_days,
+        "count": cause.count, "per_day": cause.per_day, "expected": cause.per_day * job.days,
+        "share": shares[cause.rate.id], "waste": waste_by_cause[cause.rate.id], "repair": cause.rate.repair,
+        "source": cause.rate.source, "date": cause.rate.date,
+    } for cause in job.interruptions.causes]
+
+
+def _storage_part(storage: Any) -> dict[str, Any]:
+    """What the job asks of storage (capacity, data loading, checkpoint writes) and the burst buffer advice."""
+    recommended = storage.recommended
+    return {
+        "dataset_tb": storage.dataset_tb, "checkpoints_tb": storage.checkpoints_tb,
+        "capacity_tb": storage.capacity_tb, "usable_tb": storage.usable_tb,
+        "read_Bps": storage.read_Bps, "read_basis": storage.read_basis,
+        "read_available_Bps": storage.read_available_Bps,
+        "main_write_Bps": storage.main_write_Bps, "ideal_goodput": storage.ideal_goodput,
+        "storage_cost": storage.storage_cost, "target_overhead": storage.target_overhead,
+        "burst_buffer_tb": storage.burst_buffer_tb, "drain_Bps": storage.drain_Bps,
+        "recommended_burst_buffer": None if recommended is None else {
+            "tier": recommended.tier, "units": recommended.units, "tb": recommended.tb,
+            "write_Bps": recommended.write_Bps, "usd": recommended.usd, "goodput": recommended.goodput},
+        "client_limited": storage.client_limited,
+    }
+
+
 def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
-    console = _console(stream)
+    console = new_console(stream)
     job, checkpoint, restart = doc["job"], doc["checkpoint"], doc["restart_s"]
     gpu = doc["scenario"]["cluster"]["gpu"]
     console.print(f"[bold]clusterplan reliability[/bold]: {escape(doc['model']['name'])} "
                   f"({doc['model']['params'] / 1e9:.1f}B parameters) on {job['num_gpus']} x {gpu} "
                   f"({job['num_nodes']} nodes), {job['days']:g} days")
-    summary = _table("Summary", "", "", header=False)
+    summary = new_table("Summary", "", "", header=False)
     interval = doc["optimal_interval_s"]
     mode = "asynchronous" if checkpoint["asynchronous"] else "synchronous"
     spares = doc["spares"]
@@ -118,8 +128,8 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
     _causes(console, doc)
     _storage(console, doc["storage"])
     if doc["by_job_size"]:
-        table = _table("By job size", "GPUs", "Nodes", "Interruptions/day", "MTTI", "Interval", "Goodput",
-                       right=(0, 1, 2, 3, 4, 5))
+        table = new_table("By job size", "GPUs", "Nodes", "Interruptions/day", "MTTI", "Interval", "Goodput",
+                           right=(0, 1, 2, 3, 4, 5))
         for row in doc["by_job_size"]:
             table.add_row(f"{row['num_gpus']:,}", f"{row['num_nodes']:,}", f"{row['interruptions_per_day']:.3g}",
                           format_duration(row["mtti_hours"] * 3600), format_duration(row["interval_s"]),
@@ -133,8 +143,8 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
 
 def _causes(console, doc: dict[str, Any]) -> None:
     days = doc["job"]["days"]
-    table = _table("Interruptions by cause", "Cause", "Scope", "Rate", "Count", "Per day",
-                   f"In {days:g} d", "Share", "Waste", right=(2, 3, 4, 5, 6, 7))
+    table = new_table("Interruptions by cause", "Cause", "Scope", "Rate", "Count", "Per day",
+                       f"In {days:g} d", "Share", "Waste", right=(2, 3, 4, 5, 6, 7))
     for cause in doc["causes"]:
         table.add_row(cause["id"], cause["scope"], f"{cause['per_1000_unit_days']:.3g}", f"{cause['count']:,.4g}",
                       f"{cause['per_day']:.3g}", f"{cause['expected']:,.2f}", f"{cause['share']:.1%}",
@@ -142,7 +152,7 @@ def _causes(console, doc: dict[str, Any]) -> None:
     table.add_row("checkpoint", "", "", "", "", "", "", f"{doc['waste_by_cause']['checkpoint']:.3%}",
                   end_section=True)
     table.add_row("[bold]total[/bold]", "", "", "", f"{doc['interruptions_per_day']:.3g}",
-                  f"{doc['expected_interruptions']:,.2f}", "100.0%", f"{1 - doc['goodput']:.3%}")
+                  f"{doc['expected_interruptions']:,.2f}", "100.0%", f"{doc['waste']['total']:.3%}")
     console.print(table)
     waste = doc["waste"]
     console.print(f"Waste = checkpoints {waste['checkpoint']:.3%} + lost work {waste['lost_work']:.3%} + restarts "
@@ -151,7 +161,7 @@ def _causes(console, doc: dict[str, Any]) -> None:
 
 
 def _storage(console, storage: dict[str, Any]) -> None:
-    table = _table("Storage", "", "", header=False)
+    table = new_table("Storage", "", "", header=False)
     table.add_row("Capacity", f"data set {storage['dataset_tb']:,.2f} TB + checkpoints "
                               f"{storage['checkpoints_tb']:,.2f} TB = {storage['capacity_tb']:,.2f} TB of "
                               f"{storage['usable_tb']:,.0f} TB")

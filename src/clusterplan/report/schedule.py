@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from clusterplan import __version__
+from clusterplan.report.console import escape, new_console, new_table
 
 SCHEDULE_SCHEMA = "clusterplan.schedule/1"
 SUMMARY_FIELDS = ("policy", "num_jobs", "utilization", "mean_wait_s", "median_wait_s", "p95_wait_s",
@@ -63,27 +64,8 @@ def sparkline(values: list[float], top: float) -> str:
     return "".join(SPARK[min(8, max(0, round(8 * v / top)))] for v in values)
 
 
-def _console(stream: TextIO):
-    from rich.console import Console
-
-    return Console(file=stream, width=None if stream.isatty() else 110, highlight=False)
-
-
-def _table(title: str, *columns: str, right: tuple[int, ...] = ()):
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False,
-                  show_edge=False)
-    for index, column in enumerate(columns):
-        table.add_column(column, justify="right" if index in right else "left")
-    return table
-
-
 def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
-    from rich.markup import escape
-
-    console = _console(stream)
+    console = new_console(stream)
     trace, cluster = doc["trace"], doc["cluster"]
     leaf = f", {cluster['nodes_per_leaf']} nodes per leaf switch" if cluster["nodes_per_leaf"] else ""
     leaf += " (topology-aware placement)" if cluster["topology_aware"] else ""
@@ -100,8 +82,8 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
         notes.append(f"{trace['num_exact_estimates']:,} without a request (estimate = run time)")
     if notes:
         console.print("Jobs: " + "; ".join(notes))
-    table = _table("Policies", "Policy", "Utilization", "Mean wait", "Median wait", "P95 wait", "Mean bsld",
-                   "Makespan", "Backfilled", "GPU-hours", right=tuple(range(1, 9)))
+    table = new_table("Policies", "Policy", "Utilization", "Mean wait", "Median wait", "P95 wait", "Mean bsld",
+                       "Makespan", "Backfilled", "GPU-hours", right=tuple(range(1, 9)))
     for result in doc["results"]:
         table.add_row(result["policy"], f"{result['utilization']:.1%}", format_duration(result["mean_wait_s"]),
                       format_duration(result["median_wait_s"]), format_duration(result["p95_wait_s"]),
@@ -113,8 +95,8 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
                       f"{format_duration(trace['recorded_mean_wait_s'])}")
     console.print(f"bsld = bounded slowdown, max(1, (wait + run) / max(run, {doc['bounded_slowdown_bound_s']:g} s))")
     bins = len(doc["results"][0]["timeline"]["utilization"]) if doc["results"] else 0
-    timeline = _table(f"Over time ({bins} equal bins of each makespan)", "Policy", "Utilization (0-100%)",
-                      "Queue length", "Max queue", right=(3,))
+    timeline = new_table(f"Over time ({bins} equal bins of each makespan)", "Policy", "Utilization (0-100%)",
+                          "Queue length", "Max queue", right=(3,))
     for result in doc["results"]:
         line = result["timeline"]
         timeline.add_row(result["policy"], sparkline(line["utilization"], 1.0),
@@ -126,10 +108,8 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
 
 
 def _users(console, users: list[dict], top: int = 10) -> None:
-    from rich.markup import escape
-
-    table = _table(f"Fair-share outcome: top {min(top, len(users))} of {len(users)} users by GPU-hours", "User",
-                   "Jobs", "GPU-hours", "Share", "Mean wait", "Mean bsld", right=(1, 2, 3, 4, 5))
+    table = new_table(f"Fair-share outcome: top {min(top, len(users))} of {len(users)} users by GPU-hours", "User",
+                       "Jobs", "GPU-hours", "Share", "Mean wait", "Mean bsld", right=(1, 2, 3, 4, 5))
     for user in users[:top]:
         table.add_row(escape(user["user"]), f"{user['num_jobs']:,}", f"{user['gpu_hours']:,.0f}",
                       f"{user['share_of_gpu_hours']:.1%}", format_duration(user["mean_wait_s"]),

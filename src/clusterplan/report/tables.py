@@ -12,6 +12,7 @@ import csv
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from clusterplan.report.figures import TABLES, shown
 from clusterplan.schema import FROZEN
 
 Cell = str | int | float | bool | None
@@ -37,37 +38,23 @@ def _never(month: int | None) -> Cell:
 
 
 def plan_tables(doc: dict[str, Any]) -> tuple[Table, ...]:
-    """Summary, bill of materials, one-off costs, cash flow by year and the cloud offers."""
-    design, cost = doc["design"], doc["cost"]
+    """Summary (the headline figures, report/figures.py), bill of materials, one-off costs, cash flow by year and
+    the cloud offers."""
+    cost = doc["cost"]
     opex = {name: value for name, value in cost["opex_usd_per_year"].items() if name != "total"}
     years = cost["years"]
-    summary = (
-        ("Capex (hardware)", cost["capex_usd"], "USD"),
-        ("One-off (integration, setup staff)", cost["one_off_usd"], "USD"),
-        ("Opex per year", cost["opex_usd_per_year"]["total"], "USD/year"),
-        (f"TCO over {years} years", cost["tco_usd"], "USD"),
-        (f"NPV of costs at {cost['discount_rate']:.0%}", cost["npv_usd"], "USD"),
-        ("Capex per GPU, fully loaded", cost["capex_per_gpu_usd"], "USD/GPU"),
-        ("Cost per delivered GPU-hour", cost["cost_per_gpu_hour_usd"], "USD/GPU-hour"),
-        ("Delivered GPU-hours per year", cost["delivered_gpu_hours_per_year"], "GPU-hours/year"),
-        ("GPUs", design["num_gpus"], "GPUs"),
-        ("Nodes", design["num_nodes"], "nodes"),
-        ("Racks", design["num_racks"], "racks"),
-        ("IT power (max)", design["it_power_kw"], "kW"),
-        ("IT power (typical)", design["it_typical_power_kw"], "kW"),
-        ("Facility power (x PUE)", design["facility_power_kw"], "kW"),
-        ("Years", years, "years"),
-    )
+    summary = tuple((headline.title(TABLES, doc), headline.value(doc), headline.unit) for headline in shown(TABLES)
+                    if headline.value(doc) is not None)
     bom = tuple((line["category"], line["item"], line["id"], line["quantity"], line["per"], line["unit_price_usd"],
                  line["total_usd"], line["assumption"], line["source"]) for line in cost["bom"])
     one_off = tuple((line["item"], line["id"], line["quantity"], line["per"], line["unit_price_usd"],
                      line["total_usd"], line["source"]) for line in cost["one_off"])
-    cumulative = cost["cumulative_usd_by_month"]
+    cumulative = cost["cumulative_usd_by_year"]
     flow = [(0, cost["capex_usd"], cost["one_off_usd"], *(0.0 for _ in opex), 0.0, cumulative[0])]
-    flow += [(year, 0.0, 0.0, *opex.values(), cost["opex_usd_per_year"]["total"], cumulative[12 * year])
+    flow += [(year, 0.0, 0.0, *opex.values(), cost["opex_usd_per_year"]["total"], cumulative[year])
              for year in range(1, years + 1)]
     cloud = tuple((c["offer"], c["name"], c["provider"], c["gpu"], c["pricing"], c["usd_per_gpu_hour"],
-                   c["billed_gpu_hours_per_year"], c["usd_per_year"], c["total_usd"], c["total_usd"] / cost["tco_usd"],
+                   c["billed_gpu_hours_per_year"], c["usd_per_year"], c["total_usd"], c["vs_own"],
                    _never(c["breakeven_months"]), c["source"], c["date"]) for c in doc["cloud"])
     return (
         Table(name="Summary", title="Summary", columns=("Figure", "Value", "Unit"), rows=summary),

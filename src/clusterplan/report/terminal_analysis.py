@@ -4,28 +4,25 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from clusterplan.report.terminal import _console, _months, _table, escape
-from clusterplan.units import format_usd
-
+from clusterplan.report.console import escape, new_console, new_table
+from clusterplan.report.figures import money, months
 
 
 def _money(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return format_usd(value) if abs(value) >= 100 else f"${value:,.2f}"
+    return "-" if value is None else money(value)
 
 
 def render_sensitivity(doc: dict[str, Any], stream: TextIO) -> None:
-    console = _console(stream)
+    console = new_console(stream)
     cluster, mc, offer = doc["scenario"]["cluster"], doc["monte_carlo"], doc["offer"]
-    console.print(f"[bold]clusterplan sensitivity[/bold]: {cluster['num_nodes'] * cluster['gpus_per_node']} x "
-                  f"{cluster['gpu']}, {doc['years']} years; {mc['samples']:,} samples, seed {mc['seed']}"
+    console.print(f"[bold]clusterplan sensitivity[/bold]: {doc['num_gpus']} x {cluster['gpu']}, {doc['years']} years; "
+                  f"{mc['samples']:,} samples, seed {mc['seed']}"
                   + (f"; break-even vs {offer}" if offer else ""))
-    table = _table(f"Monte Carlo ({doc['distribution']} per input)", "Output", "Nominal", "P10", "P50", "P90",
-                   right=(1, 2, 3, 4))
+    table = new_table(f"Monte Carlo ({doc['distribution']} per input)", "Output", "Nominal", "P10", "P50", "P90",
+                       right=(1, 2, 3, 4))
     rows = [("TCO", "tco_usd", _money), ("Cost per delivered GPU-hour", "cost_per_gpu_hour_usd", _money)]
     if offer:
-        rows.append((f"Break-even vs {offer}", "breakeven_months", _months))
+        rows.append((f"Break-even vs {offer}", "breakeven_months", months))
     for name, metric, fmt in rows:
         spread = mc[metric]
         table.add_row(name, fmt(doc["nominal"][metric]), *(fmt(spread[q]) for q in ("p10", "p50", "p90")))
@@ -34,8 +31,8 @@ def render_sensitivity(doc: dict[str, Any], stream: TextIO) -> None:
         console.print(f"Breaks even against {offer} within {doc['horizon_months']} months in "
                       f"{mc['breakeven_probability']:.1%} of samples\n")
 
-    tornado = _table("Tornado: each input alone at its low / high end (largest TCO swing first)",
-                     "Input", "Low .. high", "TCO", "Swing", "$/GPU-h", "Break-even", right=(1, 2, 3, 4, 5))
+    tornado = new_table("Tornado: each input alone at its low / high end (largest TCO swing first)",
+                         "Input", "Low .. high", "TCO", "Swing", "$/GPU-h", "Break-even", right=(1, 2, 3, 4, 5))
     sources = {item["key"]: item["range_source"] for item in doc["inputs"]}
     for swing in doc["tornado"]:
         low, high = swing["low"], swing["high"]
@@ -96,13 +93,13 @@ def format_delta(value: float | None, unit: str) -> str:
 
 
 def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
-    console = _console(stream)
+    console = new_console(stream)
     labels = doc["labels"]
     console.print(f"[bold]clusterplan compare[/bold]: {escape(' vs '.join(labels))} (deltas against "
                   f"{escape(labels[0])})")
     columns = ("", *labels, *(f"Δ {label}" for label in labels[1:]))
     right = tuple(range(1, len(columns)))
-    headlines = _table("Headline figures", *(escape(c) for c in columns), right=right)
+    headlines = new_table("Headline figures", *(escape(c) for c in columns), right=right)
     for row in doc["headlines"]:
         if row["changed"]:
             headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) for v in row["values"]),
@@ -110,7 +107,7 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(headlines)
     if doc["unchanged"]["headlines"]:
         console.print(f"  ... {doc['unchanged']['headlines']} unchanged figures folded\n")
-    bom = _table("Bill of materials (quantity, total USD)", *(escape(c) for c in columns), right=right)
+    bom = new_table("Bill of materials (quantity, total USD)", *(escape(c) for c in columns), right=right)
     for line in doc["bom"]:
         if line["changed"]:
             bom.add_row(f"{line['category']}: {escape(line['item'])}",

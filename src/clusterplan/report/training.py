@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from clusterplan.report.terminal import _console, _table
+from clusterplan.report.console import new_console, new_table
 from clusterplan.units import format_usd
 
 
@@ -60,27 +60,27 @@ def reasons(rejected: dict[str, int]) -> str:
 
 
 def render_training(doc: dict[str, Any], stream: TextIO) -> None:
-    console = _console(stream)
+    console = new_console(stream)
     console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']} GPUs")
-    summary = _table("Prediction", "", "", right=(1,), header=False)
+    summary = new_table("Prediction", "", "", right=(1,), header=False)
     for row in training_rows(doc):
         summary.add_row(*row)
     console.print(summary)
     if not doc["feasible"]:
         return
-    breakdown = _table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
+    breakdown = new_table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
     total = doc["step_time_s"]
     for part, seconds in doc["step_breakdown_s"].items():
         if seconds > 0:
             breakdown.add_row(part, f"{seconds:.3f}", f"{seconds / total:.1%}")
     console.print(breakdown)
-    memory = _table("Memory per GPU", "Part", "GiB", right=(1,))
+    memory = new_table("Memory per GPU", "Part", "GiB", right=(1,))
     for part, size in doc["memory_bytes_per_gpu"].items():
         memory.add_row(part, f"{size / 2**30:.2f}")
     console.print(memory)
     if len(doc["layouts"]) > 1:
-        top = _table(f"Top layouts of {doc['num_evaluated']:,} evaluated", "tp", "pp", "dp", "cp", "mbs", "v",
-                     "recompute", "ZeRO", "step s", "MFU", "GiB", right=tuple(range(11)))
+        top = new_table(f"Top layouts of {doc['num_evaluated']:,} evaluated", "tp", "pp", "dp", "cp", "mbs", "v",
+                         "recompute", "ZeRO", "step s", "MFU", "GiB", right=tuple(range(11)))
         for row in doc["layouts"]:
             lay = row["layout"]
             top.add_row(*(str(lay[k]) for k in ("tp", "pp", "dp", "cp", "mbs", "vpp", "recompute", "zero")),

@@ -77,3 +77,17 @@ def test_xlsx_text_is_escaped_and_control_characters_dropped():
 def test_column_names():
     """0 -> A, 25 -> Z, 26 -> AA, 701 -> ZZ."""
     assert [_column(i) for i in (0, 25, 26, 701)] == ["A", "Z", "AA", "ZZ"]
+
+
+def test_tables_read_the_derived_figures_from_the_document(doc):
+    """The summary is the figures table's export rows; vs own and the year-end cash are read, not worked out."""
+    from clusterplan.report.figures import TABLES, shown
+
+    summary = {t.name: t for t in plan_tables(doc)}["Summary"]
+    assert [row[0] for row in summary.rows] == [h.title(TABLES, doc) for h in shown(TABLES)]
+    assert [row[2] for row in summary.rows] == [h.unit for h in shown(TABLES)]
+    cost = {**doc["cost"], "cumulative_usd_by_year": [float(y) for y in range(doc["cost"]["years"] + 1)]}
+    changed = {**doc, "cost": cost, "cloud": [{**offer, "vs_own": 9.87} for offer in doc["cloud"]]}
+    tables = {t.name: t for t in plan_tables(changed)}
+    assert [row[-1] for row in tables["Cash flow"].rows] == cost["cumulative_usd_by_year"]
+    assert {row[tables["Cloud"].columns.index("vs own (ratio)")] for row in tables["Cloud"].rows} == {9.87}
