@@ -70,8 +70,9 @@ def training_sweep(spec, planned) -> dict | None:
         return None
     from dataclasses import replace
 
+    from clusterplan.catalog import load_catalog
     from clusterplan.errors import ConfigError
-    from clusterplan.perf.training import training
+    from clusterplan.plan.training import training
     from clusterplan.report.documents import sweep_row
 
     built = planned.design
@@ -83,7 +84,7 @@ def training_sweep(spec, planned) -> dict | None:
             continue
         sized = replace(spec, workload=replace(spec.workload, gpus=gpus))
         try:
-            job = training(sized, built, planned.costs.cost_per_gpu_hour_usd, offers, top=1)
+            job = training(sized, load_catalog(), built, planned.costs.cost_per_gpu_hour_usd, offers, top=1)
         except ConfigError as error:   # a layout degree held fixed that this size cannot hold
             rows.append(sweep_row(gpus=gpus, gpus_per_node=built.gpus_per_node, reason=error.message))
             continue
