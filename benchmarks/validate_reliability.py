@@ -22,6 +22,11 @@ import csv
 import sys
 from pathlib import Path
 
+from clusterplan.catalog import load_catalog
+from clusterplan.plan.reliability import reliability, reliability_settings
+from clusterplan.reliability.checkpoint import outcome
+from clusterplan.spec import load_spec
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "validation"
 TABLE = "llama3_405b_table5_interruptions.csv"
 FACTS = "llama3_405b_training_facts.csv"
@@ -52,21 +57,13 @@ def published(data: Path) -> tuple[dict[str, int], dict[str, str]]:
 
 
 def predicted():
-    """The model's Reliability for the Llama 3 run (catalog rates as shipped)."""
-    from clusterplan.catalog import load_catalog
-    from clusterplan.design import design
-    from clusterplan.reliability import goodput, workload_model
-    from clusterplan.spec import load_spec
-
-    spec = load_spec(None, LLAMA3)
-    built = design(spec, load_catalog())
-    return goodput(spec, built, workload_model(spec.workload), built.num_gpus)
+    """The model's Reliability for the Llama 3 run (catalog rates as shipped), as `clusterplan reliability`
+    computes it."""
+    return reliability(load_spec(None, LLAMA3), load_catalog()).job
 
 
 def compare(data: Path) -> dict:
     """Published and predicted interruptions by cause group over the run, with relative errors."""
-    from clusterplan.reliability.checkpoint import outcome
-
     counts, facts = published(data)
     job = predicted()
     days = float(facts["snapshot period"])
@@ -82,21 +79,15 @@ def compare(data: Path) -> dict:
     rows = [{"group": g, "published": counts[g], "predicted": expected[g],
              "error": (expected[g] - counts[g]) / counts[g]} for g in GROUPS]
     predicted_total = sum(expected.values())
-    settings = load_settings()
-    at_published = outcome(job.checkpoint, mtti_s=days * 86400 / total, interval_s=0,
-                           detect_s=settings.detect_min * 60, overhead_s=settings.restart_overhead_min * 60)
+    chosen = reliability_settings(load_spec(None, LLAMA3))
+    at_published = outcome(job.checkpoint, mtti_s=days * 86400 / total, interval_s=0, detect_s=chosen.detect_s,
+                           overhead_s=chosen.restart_overhead_s)
     return {"rows": rows, "published_total": total, "predicted_total": predicted_total,
             "total_error": (predicted_total - total) / total, "predicted_low": low, "predicted_high": high,
             "days": days, "num_gpus": job.job.num_gpus, "published_mtti_h": days * 24 / total,
             "predicted_mtti_h": job.mtti_s / 3600, "goodput": job.goodput,
             "published_goodput": facts["effective training time"], "interval_s": job.interval_s,
             "goodput_at_published_mtti": at_published.goodput}
-
-
-def load_settings():
-    from clusterplan.spec import load_spec
-
-    return load_spec(None, LLAMA3).reliability
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,51 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from clusterplan.cost import CloudCost, Costs
 from clusterplan.design import Design
-from clusterplan.spec import Spec
+from clusterplan.reliability import Reliability
 from clusterplan.units import format_usd
-
-if TYPE_CHECKING:  # the reliability model is imported only when a workload needs it (plan start-up)
-    from clusterplan.reliability import Reliability
 
 STRANDED_RACK_POWER = 0.20   # flag racks that leave more than this share of their budget unused
 STORAGE_SHARE_OF_GPU = 0.20  # builders budget storage at 20 % of GPU spend or more
 HIGH_UTILIZATION = 0.90      # above what shared clusters sustain (60-85 % in the public case)
 
 
-def design_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost], *,
-                  reliability: Reliability | None = None) -> tuple[str, ...]:
+def design_checks(design: Design, own: Costs, rent: Sequence[CloudCost], *, rack_power_kw: float,
+                  oversubscription: float, read_Bps_per_gpu: float, utilization: float, years: int,
+                  workload: bool = False, reliability: Reliability | None = None,
+                  predicted_reading: bool = True) -> tuple[str, ...]:
     """Warnings about the design, its costs and the cloud comparison.
 
-    ``reliability`` is the training prediction's (``perf.training.Training.reliability``), when the plan has one.
+    ``rack_power_kw``, ``oversubscription``, ``read_Bps_per_gpu``, ``utilization`` and ``years`` are the
+    scenario's. ``workload``: the scenario names a training job; ``reliability`` is that job's (None when the
+    cluster has no storage to checkpoint to), and ``predicted_reading`` says whether its data loading is the
+    training prediction's tokens/s x bytes per token, checked here, or the per-GPU profile, which the storage
+    bandwidth check already holds against the whole cluster.
     """
-    warnings = [*_rack_checks(spec, design), *_fabric_checks(spec, design),
-                *_storage_checks(spec, design, own), *_workload_checks(spec, design, reliability),
-                *_finance_checks(spec, design, own, rent)]
+    warnings = [*_rack_checks(design, rack_power_kw), *_fabric_checks(design, oversubscription),
+                *_storage_checks(design, own, read_Bps_per_gpu),
+                *_workload_checks(design, workload, reliability, predicted_reading),
+                *_finance_checks(design, own, rent, utilization, years)]
     return tuple(warnings)
 
 
-def _workload_checks(spec: Spec, design: Design, job: Reliability | None) -> list[str]:
-    """Checkpoint, capacity and data-loading checks of the scenario's training job, when it names one.
-
-    With the training prediction's reliability, data loading is the predicted tokens/s x bytes per token;
-    without one (no layout fits) the job is computed here, and its data-loading need would be the per-GPU
-    profile that ``_storage_checks`` already checks.
-    """
-    if job is not None:
-        return reliability_checks(job)
-    if not spec.workload.defined:
+def _workload_checks(design: Design, workload: bool, job: Reliability | None, read: bool) -> list[str]:
+    """Checkpoint, capacity and data-loading checks of the scenario's training job, when it names one."""
+    if not workload:
         return []
-    if design.storage_units == 0:
-        return ["the cluster has no storage (storage.usable_tb = 0): the workload's checkpoints, restarts and "
-                "goodput are not modelled, and time- and cost-to-train are raw only"]
-    from clusterplan.reliability import goodput, job_gpus, workload_model
-
-    job = goodput(spec, design, workload_model(spec.workload), job_gpus(spec.workload, design))
-    return reliability_checks(job, read=False)
+    if job is None:
+        return ([] if design.storage_units else
+                ["the cluster has no storage (storage.usable_tb = 0): the workload's checkpoints, restarts and "
+                 "goodput are not modelled, and time- and cost-to-train are raw only"])
+    return reliability_checks(job, read=read)
 
 
 def reliability_checks(job: Reliability, *, read: bool = True) -> list[str]:
@@ -85,13 +79,13 @@ def reliability_checks(job: Reliability, *, read: bool = True) -> list[str]:
     return out
 
 
-def _rack_checks(spec: Spec, design: Design) -> list[str]:
+def _rack_checks(design: Design, rack_power_kw: float) -> list[str]:
     out = []
     racks, parts = design.racks, design.parts
     budget_kw = racks.budget_w / 1e3
-    if racks.budget_w < spec.facility.rack_power_kw * 1e3:
+    if racks.budget_w < rack_power_kw * 1e3:
         out.append(f"racks: {parts.cooling.id} cooling handles at most {budget_kw:.0f} kW per rack; "
-                   f"racks are filled to that, not to the {spec.facility.rack_power_kw:g} kW budget")
+                   f"racks are filled to that, not to the {rack_power_kw:g} kW budget")
     server_kw = (parts.server.max_power_w + design.nics_per_node * parts.nic_transceiver.power_w) / 1e3
     per_rack_kw = racks.servers_per_rack * server_kw
     stranded = budget_kw - per_rack_kw
@@ -103,12 +97,12 @@ def _rack_checks(spec: Spec, design: Design) -> list[str]:
     return out
 
 
-def _fabric_checks(spec: Spec, design: Design) -> list[str]:
+def _fabric_checks(design: Design, oversubscription: float) -> list[str]:
     out = []
     topology, fabric = design.topology, design.parts.fabric
     full = fabric.link_rate_Bps * design.nics_per_node / design.gpus_per_node
     if topology.bisection_fraction < 1:
-        out.append(f"fabric: {spec.network.oversubscription:g}:1 oversubscribed, "
+        out.append(f"fabric: {oversubscription:g}:1 oversubscribed, "
                    f"{design.bisection_bw_Bps_per_gpu / 1e9:.1f} GB/s per GPU across leaves instead of "
                    f"{full / 1e9:.1f}; data-parallel and FSDP collectives of LLM training cross leaves")
     if design.nics_per_node < design.gpus_per_node:
@@ -122,13 +116,13 @@ def _fabric_checks(spec: Spec, design: Design) -> list[str]:
     return out
 
 
-def _storage_checks(spec: Spec, design: Design, own: Costs) -> list[str]:
+def _storage_checks(design: Design, own: Costs, read_Bps_per_gpu: float) -> list[str]:
     out = []
-    need = spec.storage.read_Bps_per_gpu * design.num_gpus
+    need = read_Bps_per_gpu * design.num_gpus
     if design.storage_read_Bps < need:
         out.append(f"storage: {design.storage_units} x {design.parts.storage.id} read "
                    f"{design.storage_read_Bps / 1e9:.0f} GB/s, the {design.num_gpus} GPUs need {need / 1e9:.0f} GB/s "
-                   f"({spec.storage.read_Bps_per_gpu / 1e9:g} GB/s each); add blocks or a faster tier")
+                   f"({read_Bps_per_gpu / 1e9:g} GB/s each); add blocks or a faster tier")
     gpu_usd = sum(line.total_usd for line in own.bom if line.catalog_id == design.parts.gpu.id)
     storage_usd = sum(line.total_usd for line in own.bom if line.category == "storage")
     if gpu_usd and storage_usd < STORAGE_SHARE_OF_GPU * gpu_usd:
@@ -137,10 +131,11 @@ def _storage_checks(spec: Spec, design: Design, own: Costs) -> list[str]:
     return out
 
 
-def _finance_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[CloudCost]) -> list[str]:
+def _finance_checks(design: Design, own: Costs, rent: Sequence[CloudCost], utilization: float,
+                    years: int) -> list[str]:
     out = []
-    if spec.finance.utilization > HIGH_UTILIZATION:
-        out.append(f"finance: utilization {spec.finance.utilization:.0%} is above what shared clusters "
+    if utilization > HIGH_UTILIZATION:
+        out.append(f"finance: utilization {utilization:.0%} is above what shared clusters "
                    f"sustain (60-85 % in practice); cost per GPU-hour may be optimistic")
     assumed = [line for line in own.bom if line.assumption]
     if assumed:
@@ -156,7 +151,7 @@ def _finance_checks(spec: Spec, design: Design, own: Costs, rent: Sequence[Cloud
         if offer.pricing == "spot":
             out.append(f"cloud: {offer.id} is spot capacity, reclaimable at any time; a synchronous "
                        f"{design.num_gpus}-GPU job restarts from its last checkpoint on every preemption")
-        if offer.term_years and spec.finance.years % offer.term_years:
+        if offer.term_years and years % offer.term_years:
             out.append(f"cloud: {offer.id} commits {offer.term_years * 12} months at a time; the "
-                       f"{spec.finance.years * 12}-month horizon leaves part of a term uncounted")
+                       f"{years * 12}-month horizon leaves part of a term uncounted")
     return out

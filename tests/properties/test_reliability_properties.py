@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from clusterplan.catalog import load_catalog
 from clusterplan.design import design
 from clusterplan.perf.model import PRESETS
+from clusterplan.plan.reliability import reliability_settings, scenario_rates
 from clusterplan.reliability import goodput
 from clusterplan.reliability.checkpoint import daly_interval_s, goodput_fraction
 from clusterplan.spec import load_spec
@@ -24,6 +25,12 @@ def _spec(*overrides):
     return load_spec(None, list(overrides))
 
 
+def _job(spec, built, model, num_gpus):
+    """``model`` on ``num_gpus`` of ``built`` with the scenario's settings and the catalog's rates."""
+    return goodput(reliability_settings(spec), built, scenario_rates(spec, CATALOG), model=model.name,
+                   params=model.params, num_gpus=num_gpus)
+
+
 @SETTINGS
 @given(nodes=st.integers(1, 512), fabric=st.sampled_from(["ib-ndr200", "ib-ndr400", "roce-400g"]),
        small=st.integers(1, 512), large=st.integers(1, 512), model=st.sampled_from(MODELS))
@@ -32,7 +39,7 @@ def test_more_gpus_never_fewer_interruptions(nodes, fabric, small, large, model)
     small, large = sorted((min(small, nodes), min(large, nodes)))
     spec = _spec(f"cluster.num_nodes={nodes}", f'network.fabric="{fabric}"', "network.tiers=0")
     built = design(spec, CATALOG)
-    jobs = [goodput(spec, built, PRESETS[model], n * 8, catalog=CATALOG) for n in (small, large)]
+    jobs = [_job(spec, built, PRESETS[model], n * 8) for n in (small, large)]
     assert jobs[1].interruptions_per_day >= jobs[0].interruptions_per_day
     for a, b in zip(jobs[0].interruptions.causes, jobs[1].interruptions.causes):
         assert b.per_day >= a.per_day
@@ -42,13 +49,12 @@ def test_more_gpus_never_fewer_interruptions(nodes, fabric, small, large, model)
 @given(nodes=st.integers(1, 300), extra=st.integers(1, 300))
 def test_a_bigger_cluster_running_the_whole_cluster_is_interrupted_more(nodes, extra):
     """Whole-cluster jobs: more nodes (and so more GPUs, links and switches) never lower the rate."""
-    rates = []
+    per_day = []
     for n in (nodes, nodes + extra):
         spec = _spec(f"cluster.num_nodes={n}", "network.tiers=0")
         built = design(spec, CATALOG)
-        rates.append(goodput(spec, built, PRESETS["llama2-7b"], built.num_gpus, catalog=CATALOG)
-                     .interruptions_per_day)
-    assert rates[1] >= rates[0]
+        per_day.append(_job(spec, built, PRESETS["llama2-7b"], built.num_gpus).interruptions_per_day)
+    assert per_day[1] >= per_day[0]
 
 
 @SETTINGS
@@ -64,7 +70,7 @@ def test_goodput_in_unit_interval_and_never_rises_with_the_failure_rate(cause, l
                      f"reliability.async_checkpoint={'true' if asynchronous else 'false'}",
                      f"reliability.checkpoint_interval_min={interval_min}")
         built = design(spec, CATALOG)
-        results.append(goodput(spec, built, PRESETS[model], built.num_gpus, catalog=CATALOG).goodput)
+        results.append(_job(spec, built, PRESETS[model], built.num_gpus).goodput)
     assert all(0 < g <= 1 for g in results)
     assert results[1] <= results[0] + ROUNDING
 

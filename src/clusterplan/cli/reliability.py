@@ -23,27 +23,22 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.catalog import load_catalog
-    from clusterplan.checks import reliability_checks
-    from clusterplan.design import design
     from clusterplan.errors import ConfigError
-    from clusterplan.reliability import by_job_size, goodput, job_gpus, workload_model
+    from clusterplan.plan.reliability import reliability
     from clusterplan.report.reliability import reliability_document
     from clusterplan.spec import load_scenario
 
     scenario = load_scenario(args.scenario, args.overrides)
     spec = _with_options(scenario.spec, args)
     with scenario.located():
-        catalog = load_catalog()
-        built = design(spec, catalog.with_prices(spec.prices))
-        model = workload_model(spec.workload)
         try:
-            gpus = job_gpus(spec.workload, built)
-        except ConfigError as error:
-            raise ConfigError(error.message, key="--gpus") if args.gpus is not None else error from None
-        job = goodput(spec, built, model, gpus, catalog=catalog)
-        sizes = by_job_size(spec, built, model, catalog=catalog)
-    document = reliability_document(spec=spec, job=job, sizes=sizes, warnings=reliability_checks(job))
+            result = reliability(spec)
+        except ConfigError as error:   # the job's GPUs come from --gpus when it is given
+            if args.gpus is None or error.key != "workload.gpus":
+                raise
+            raise ConfigError(error.message, key="--gpus") from None
+    document = reliability_document(spec=result.spec, job=result.job, sizes=result.sizes,
+                                    warnings=result.warnings)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:

@@ -13,7 +13,7 @@ from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
-from clusterplan.perf.training import training
+from clusterplan.plan.training import Training, checked_reliability, training
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.replay import achieved_utilization, cluster_for
 from clusterplan.sched.traces import read_trace
@@ -37,7 +37,7 @@ class Plan:
     rentals: tuple[Rental, ...]
     hybrid: Hybrid | None
     warnings: tuple[str, ...]
-    training: object = None   # perf.training.Training when the scenario has a [workload]
+    training: Training | None = None   # when the scenario has a [workload]
 
 
 def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
@@ -78,11 +78,15 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     if spec.cloud.burst_offer:
         offer = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer")
         burst = _hybrid(spec, catalog, offer)
-    job = None
+    job, reliability, predicted = None, None, True
     if spec.workload.defined:
-        job = training(spec, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
-    warnings = design_checks(spec, built, owned, [r.cost for r in rentals],
-                             reliability=job.reliability if job else None)
+        job = training(spec, catalog, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
+        reliability, predicted = checked_reliability(spec, catalog, built, job)
+    warnings = design_checks(built, owned, [r.cost for r in rentals], rack_power_kw=spec.facility.rack_power_kw,
+                             oversubscription=spec.network.oversubscription,
+                             read_Bps_per_gpu=spec.storage.read_Bps_per_gpu, utilization=finance.utilization,
+                             years=finance.years, workload=job is not None, reliability=reliability,
+                             predicted_reading=predicted)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
 

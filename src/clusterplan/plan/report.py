@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 from clusterplan.catalog import Catalog
 from clusterplan.errors import ConfigError
 from clusterplan.perf.collectives import size_sweep
-from clusterplan.perf.training import Training, training
 from clusterplan.plan.collectives import Collectives, Measured, group
 from clusterplan.plan.core import Plan, planned, priced, resolved
+from clusterplan.plan.training import Training, training
 from clusterplan.schema import FROZEN
 from clusterplan.plan.sensitivity import check_sampling
 from clusterplan.sensitivity import Sensitivity, sensitivity
@@ -93,7 +93,7 @@ def training_sweep(whole: Plan, catalog: Catalog) -> tuple[SweepPoint, ...] | No
             continue
         sized = replace(spec, workload=replace(spec.workload, gpus=gpus))
         try:
-            job = training(sized, built, whole.costs.cost_per_gpu_hour_usd, offers, top=1)
+            job = training(sized, catalog, built, whole.costs.cost_per_gpu_hour_usd, offers, top=1)
         except ConfigError as error:   # a layout degree held fixed that this size cannot hold
             points.append(SweepPoint(gpus=gpus, job=None, reason=error.message))
             continue

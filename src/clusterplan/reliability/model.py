@@ -1,30 +1,45 @@
 """What failures, checkpoints and restarts take from a training job: the one entry point.
 
-``goodput(spec, design, model, num_gpus, tokens_per_s)`` joins the failure
-model (failures.py), the checkpoint and interval model (checkpoint.py) and the
-storage sizing (storage.py) into one frozen ``Reliability``. The training model
-divides its raw time-to-train by ``Reliability.goodput``.
+``goodput(settings, design, rates, model=..., params=..., num_gpus=...)`` joins the
+failure model (failures.py), the checkpoint and interval model (checkpoint.py) and
+the storage sizing (storage.py) into one frozen ``Reliability``. The caller (the
+plan) builds ``Settings`` from the scenario and resolves the failure ``rates`` from
+its catalog; this package reads neither the scenario nor the catalog itself.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from clusterplan.catalog import Catalog, load_catalog
+from clusterplan.catalog import FailureRate
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
-from clusterplan.perf import training
-from clusterplan.perf.model import Transformer
-from clusterplan.perf.training import job_gpus
 from clusterplan.reliability.checkpoint import Checkpoint, Outcome, outcome, transfer_s
-from clusterplan.reliability.failures import (DAY_S, Exposure, Interruptions, Spares, exposure, failure_rates,
-                                              interruptions, spares)
+from clusterplan.reliability.failures import DAY_S, Exposure, Interruptions, Spares, exposure, interruptions, spares
 from clusterplan.reliability.storage import StorageNeeds, read_need, size_burst_buffer
 from clusterplan.schema import FROZEN
-from clusterplan.spec import Spec, Workload
 
-DEFAULT_MODEL = "llama2-13b"   # when the scenario's [workload] names no model
+
+@dataclass(**FROZEN)
+class Settings:
+    """The scenario's reliability choices the model reads, in SI units (docs/reliability.md)."""
+
+    days: float                          # the run's wall-clock length when the job gives no time to train
+    interval_s: float                    # checkpoint interval; 0 = Daly's optimum
+    async_checkpoint: bool               # only the GPU-to-host copy (and the metadata) blocks training
+    checkpoint_metadata_s: float         # blocking per checkpoint whatever its size
+    checkpoint_bytes_per_param: float
+    checkpoints_kept: int
+    dataset_tb: float                    # 0 = the job's tokens x bytes_per_token
+    bytes_per_token: float
+    read_Bps_per_gpu: float              # data loading when no tokens/s is predicted
+    detect_s: float                      # failure to detection
+    restart_overhead_s: float            # detection to training again, less the checkpoint reload
+    repair_s: float                      # a failed node out of service
+    spare_confidence: float              # probability that the spares cover the nodes in repair
+    target_overhead: float               # most goodput the checkpoint tier's finite write bandwidth may cost
 
 
 @dataclass(**FROZEN)
@@ -78,29 +93,48 @@ class Reliability:
                 **{cause: failures * share for cause, share in self.interruptions.share().items()}}
 
 
-def workload_model(workload: Workload) -> Transformer:
-    """The scenario's model, or DEFAULT_MODEL when the ``[workload]`` names none."""
-    return training.workload_model(workload, default=DEFAULT_MODEL)
+def wall_clock_s(useful_s: float, goodput: float) -> float:
+    """The wall-clock time of a run that needs ``useful_s`` of failure-free work: useful / goodput."""
+    return useful_s / goodput
 
 
-def goodput(spec: Spec, design: Design, model: Transformer, num_gpus: int, tokens_per_s: float | None = None,
-            *, catalog: Catalog | None = None, days: float | None = None) -> Reliability:
-    """Interruptions, checkpoints, goodput and storage of training ``model`` on ``num_gpus`` of ``design``.
+def goodput(settings: Settings, design: Design, rates: Sequence[FailureRate], *, model: str, params: int,
+            num_gpus: int, tokens: float = 0.0, tokens_per_s: float | None = None,
+            useful_s: float | None = None) -> Reliability:
+    """Interruptions, checkpoints, goodput and storage of training ``model`` (``params`` parameters, ``tokens``
+    in its budget, 0 = none) on ``num_gpus`` of ``design``, each cause of ``rates`` striking its components.
 
-    ``tokens_per_s`` (from the training model) sets the data-loading bandwidth; without it the scenario's
-    ``storage.read_Bps_per_gpu`` does. ``days`` defaults to ``reliability.days``.
+    ``tokens_per_s`` (from the training model) sets the data-loading bandwidth; without it
+    ``settings.read_Bps_per_gpu`` does. ``useful_s`` (the failure-free time to train) sets the run's length,
+    its wall-clock time at the goodput found (goodput does not depend on it); without it ``settings.days``.
     """
-    settings = spec.reliability
     if not 1 <= num_gpus <= design.num_gpus or num_gpus % design.gpus_per_node:
         raise ConfigError(f"must be whole nodes of {design.gpus_per_node} within the cluster's {design.num_gpus} "
                           f"GPUs, got {num_gpus}", key="workload.gpus")
     if design.storage_units == 0:
         raise ConfigError("the cluster has no storage to checkpoint to", key="storage.usable_tb")
-    rates = failure_rates(catalog or load_catalog(), settings.failures, settings.failure_rates)
     job = exposure(num_gpus=num_gpus, gpus_per_node=design.gpus_per_node, nics_per_node=design.nics_per_node,
                    cluster_nodes=design.num_nodes, cluster_switches=design.topology.num_switches)
     found = interruptions(rates, job)
-    size = model.params * settings.checkpoint_bytes_per_param
+    size = params * settings.checkpoint_bytes_per_param
+    checkpoint_at, write_Bps = _checkpoints(settings, design, job, size)
+
+    def run(rate_Bps: float) -> Outcome:
+        return outcome(checkpoint_at(rate_Bps), mtti_s=found.mtti_s, interval_s=settings.interval_s,
+                       detect_s=settings.detect_s, overhead_s=settings.restart_overhead_s)
+
+    checkpoint, result = checkpoint_at(write_Bps), run(write_Bps)
+    needs = _storage(settings, design, job, size, result, run, tokens=tokens, tokens_per_s=tokens_per_s)
+    days = settings.days if useful_s is None else wall_clock_s(useful_s, result.goodput) / DAY_S
+    return Reliability(model=model, params=params, job=job, days=days, interruptions=found,
+                       spares=spares(found, repair_s=settings.repair_s, confidence=settings.spare_confidence),
+                       checkpoint=checkpoint, outcome=result, storage=needs)
+
+
+def _checkpoints(settings: Settings, design: Design, job: Exposure, size: float
+                 ) -> tuple[Callable[[float], Checkpoint], float]:
+    """The job's checkpoint as a function of its write rate, and the rate of the checkpoint tier (the burst
+    buffer where there is one) or of the job's storage clients, whichever is lower."""
     parts = design.parts
     burst = design.burst_buffer_units > 0
     tier = parts.burst_buffer if burst else parts.storage
@@ -108,36 +142,25 @@ def goodput(spec: Spec, design: Design, model: Transformer, num_gpus: int, token
     tier_read = design.burst_buffer_read_Bps if burst else design.storage_read_Bps
     _, write_Bps = transfer_s(size, tier_Bps=tier_write, clients=job.num_nodes, client_Bps=tier.client_Bps)
     reload_s, _ = transfer_s(size, tier_Bps=tier_read, clients=job.num_nodes, client_Bps=tier.client_Bps)
-    copy_s = size / num_gpus / parts.gpu.pcie_bw_Bps
+    copy_s = size / job.num_gpus / parts.gpu.pcie_bw_Bps
 
     def checkpoint_at(rate_Bps: float) -> Checkpoint:
         return Checkpoint(size_bytes=size, asynchronous=settings.async_checkpoint,
                           metadata_s=settings.checkpoint_metadata_s, copy_s=copy_s,
                           write_s=size / rate_Bps, write_Bps=rate_Bps, reload_s=reload_s)
 
-    def run(rate_Bps: float) -> Outcome:
-        return outcome(checkpoint_at(rate_Bps), mtti_s=found.mtti_s,
-                       interval_s=settings.checkpoint_interval_min * 60, detect_s=settings.detect_min * 60,
-                       overhead_s=settings.restart_overhead_min * 60)
-
-    checkpoint, result = checkpoint_at(write_Bps), run(write_Bps)
-    needs = _storage(spec, design, job, size, result, run, tokens_per_s)
-    return Reliability(model=model.name, params=model.params, job=job, days=days or settings.days,
-                       interruptions=found,
-                       spares=spares(found, repair_s=settings.repair_hours * 3600,
-                                     confidence=settings.spare_confidence),
-                       checkpoint=checkpoint, outcome=result, storage=needs)
+    return checkpoint_at, write_Bps
 
 
-def _storage(spec: Spec, design: Design, job: Exposure, size: float, result: Outcome, run,
-             tokens_per_s: float | None) -> StorageNeeds:
-    settings, parts = spec.reliability, design.parts
+def _storage(settings: Settings, design: Design, job: Exposure, size: float, result: Outcome,
+             run: Callable[[float], Outcome], *, tokens: float, tokens_per_s: float | None) -> StorageNeeds:
+    parts = design.parts
     ideal = run(math.inf).goodput
     cost = ideal - result.goodput
     main_write = min(design.storage_write_Bps, job.num_nodes * parts.storage.client_Bps)
     main_read = min(design.storage_read_Bps, job.num_nodes * parts.storage.client_Bps)
     read_Bps, basis = read_need(tokens_per_s=tokens_per_s, bytes_per_token=settings.bytes_per_token,
-                                read_Bps_per_gpu=spec.storage.read_Bps_per_gpu, num_gpus=job.num_gpus)
+                                read_Bps_per_gpu=settings.read_Bps_per_gpu, num_gpus=job.num_gpus)
     burst = design.burst_buffer_units > 0
     recommended, limited = None, False
     if not burst and cost > settings.target_overhead:
@@ -145,7 +168,7 @@ def _storage(spec: Spec, design: Design, job: Exposure, size: float, result: Out
                                         target=settings.target_overhead, tier=parts.burst_buffer,
                                         num_nodes=job.num_nodes, checkpoint_bytes=size)
         limited = recommended is None
-    dataset_tb = settings.dataset_tb or spec.workload.tokens * settings.bytes_per_token / 1e12
+    dataset_tb = settings.dataset_tb or tokens * settings.bytes_per_token / 1e12
     return StorageNeeds(
         dataset_tb=dataset_tb, checkpoints_tb=settings.checkpoints_kept * size / 1e12,
         usable_tb=design.storage_tb, read_Bps=read_Bps, read_basis=basis, read_available_Bps=main_read,
@@ -155,15 +178,13 @@ def _storage(spec: Spec, design: Design, job: Exposure, size: float, result: Out
         main_write_Bps=main_write, recommended=recommended, client_limited=limited)
 
 
-def by_job_size(spec: Spec, design: Design, model: Transformer, *, catalog: Catalog | None = None
-                ) -> tuple[Reliability, ...]:
+def by_job_size(settings: Settings, design: Design, rates: Sequence[FailureRate], *, model: str, params: int,
+                tokens: float = 0.0) -> tuple[Reliability, ...]:
     """The job at one node, doubling up to the whole cluster (and the whole cluster itself)."""
     sizes, gpus = [], design.gpus_per_node
     while gpus < design.num_gpus:
         sizes.append(gpus)
         gpus *= 2
     sizes.append(design.num_gpus)
-    catalog = catalog or load_catalog()
-    return tuple(goodput(spec, design, model, size, catalog=catalog) for size in sizes)
-
-
+    return tuple(goodput(settings, design, rates, model=model, params=params, num_gpus=size, tokens=tokens)
+                 for size in sizes)

@@ -1,33 +1,38 @@
 """goodput() (reliability/model.py): the job's reliability on its design, its storage needs and burst buffer."""
 
-import json
+import ast
+from pathlib import Path
 
 import pytest
 
+import clusterplan.reliability
 from clusterplan.checks import reliability_checks
 from clusterplan.cost.bom import bill_of_materials
 from clusterplan.design import design
 from clusterplan.errors import ConfigError
 from clusterplan.perf.model import preset
-from clusterplan.plan import plan
-from clusterplan.reliability import DEFAULT_MODEL, goodput, job_gpus, workload_model
+from clusterplan.plan.reliability import reliability_settings, scenario_rates
+from clusterplan.reliability import Settings, goodput
 from clusterplan.reliability.checkpoint import daly_interval_s
 from clusterplan.spec import load_spec
 
 LLAMA2_13B = 13_015_864_320   # meta-llama/Llama-2-13b-hf parameter count
 
 
-def job(catalog, *overrides, gpus=None, **kwargs):
+def job(catalog, *overrides, gpus=None, model="llama2-13b", **kwargs):
+    """The scenario's job (the reference's 128 GPUs unless ``gpus``) with the scenario's settings and rates."""
     spec = load_spec(None, list(overrides))
     built = design(spec, catalog)
-    return spec, built, goodput(spec, built, workload_model(spec.workload), gpus or job_gpus(spec.workload, built),
-                                catalog=catalog, **kwargs)
+    model = preset(model)
+    return spec, built, goodput(reliability_settings(spec), built, scenario_rates(spec, catalog), model=model.name,
+                                params=model.params, num_gpus=gpus or built.num_gpus, tokens=spec.workload.tokens,
+                                **kwargs)
 
 
 def test_reference_job_by_hand(catalog):
     """Reference, llama2-13b: 14 B/param, written at the one nvme-pfs block's 65 GB/s, copied at 64 GB/s per GPU."""
     _, _, result = job(catalog)
-    assert result.model == DEFAULT_MODEL == "llama2-13b" and result.params == LLAMA2_13B
+    assert result.model == "llama2-13b" and result.params == LLAMA2_13B
     assert result.checkpoint_bytes == LLAMA2_13B * 14
     assert result.checkpoint_write_s == pytest.approx(LLAMA2_13B * 14 / 65e9)
     assert result.checkpoint.copy_s == pytest.approx(LLAMA2_13B * 14 / 128 / 64e9)
@@ -67,14 +72,14 @@ def test_dataset_from_the_token_budget(catalog):
     assert result.storage.checkpoints_tb == pytest.approx(3 * LLAMA2_13B * 14 / 1e12)
 
 
-SLOW = ("workload.model=llama3.1-405b", "cluster.num_nodes=32", "storage.tier=qlc-flash", "storage.usable_tb=4000",
+SLOW = ("cluster.num_nodes=32", "storage.tier=qlc-flash", "storage.usable_tb=4000",
         "reliability.async_checkpoint=false")
 
 
 def test_burst_buffer_recommended_when_the_main_tier_is_too_slow(catalog):
     """405B on 256 GPUs written synchronously to one QLC block (20 GB/s) costs over 2 % of goodput: one nvme-pfs block
     fixes it."""
-    _, _, result = job(catalog, *SLOW)
+    _, _, result = job(catalog, *SLOW, model="llama3.1-405b")
     storage = result.storage
     assert storage.storage_cost > 0.02 and storage.recommended is not None
     assert storage.recommended.tier == "nvme-pfs" and storage.recommended.units == 1
@@ -85,7 +90,7 @@ def test_burst_buffer_recommended_when_the_main_tier_is_too_slow(catalog):
 
 def test_configured_burst_buffer_takes_the_checkpoints_and_is_bought(catalog):
     """storage.burst_buffer_tb = 250: checkpoints go to it at 65 GB/s, and the BoM has its line."""
-    spec, built, result = job(catalog, *SLOW, "storage.burst_buffer_tb=250")
+    spec, built, result = job(catalog, *SLOW, "storage.burst_buffer_tb=250", model="llama3.1-405b")
     assert result.checkpoint.write_Bps == 65e9 and result.storage.checkpoint_tier == "nvme-pfs (burst buffer)"
     assert result.storage.recommended is None and result.storage.storage_cost <= 0.02
     assert result.storage.drain_Bps == pytest.approx(result.checkpoint_bytes / result.interval_s)
@@ -99,7 +104,7 @@ def test_configured_burst_buffer_takes_the_checkpoints_and_is_bought(catalog):
 
 def test_client_limited_jobs_get_no_burst_buffer(catalog):
     """One node cannot write faster than its client: no burst buffer meets a 0.01 % target."""
-    _, _, result = job(catalog, *SLOW, "reliability.target_overhead=0.0001", gpus=8)
+    _, _, result = job(catalog, *SLOW, "reliability.target_overhead=0.0001", gpus=8, model="llama3.1-405b")
     assert result.storage.recommended is None and result.storage.client_limited
     assert any("clients are the limit" in w for w in reliability_checks(result))
 
@@ -114,35 +119,48 @@ def test_capacity_and_read_warnings(catalog):
     assert not any("data loading" in w for w in reliability_checks(result, read=False))
 
 
-def test_plan_warns_about_checkpoints_when_a_workload_is_named(catalog):
-    """clusterplan plan runs the checkpoint checks for a named workload and stays silent without one."""
-    slow = plan(load_spec(None, list(SLOW)), catalog)
-    assert any("burst buffer" in w for w in slow.warnings)
-    quiet = plan(load_spec(None, [s for s in SLOW if not s.startswith("workload")]), catalog)
-    assert not any("burst buffer" in w for w in quiet.warnings)
-
-
 def test_bad_jobs_are_config_errors(catalog):
     """A job that is not whole nodes, or a cluster with no storage, is a one-line ConfigError."""
-    spec = load_spec()
-    built = design(spec, catalog)
     with pytest.raises(ConfigError, match="whole nodes of 8"):
-        goodput(spec, built, preset("llama2-7b"), 12)
-    empty = load_spec(None, ["storage.usable_tb=0"])
+        job(catalog, gpus=12, model="llama2-7b")
     with pytest.raises(ConfigError, match="no storage to checkpoint to"):
-        goodput(empty, design(empty, catalog), preset("llama2-7b"), 128)
+        job(catalog, "storage.usable_tb=0", model="llama2-7b")
 
 
-def test_workload_model_from_preset_or_config(tmp_path):
-    """A preset by name, a config.json by path, and an unreadable path named in the error."""
-    from clusterplan.spec import Workload
+def test_a_useful_time_sets_the_run_length_not_the_goodput(catalog):
+    """With ``useful_s`` the run lasts useful_s / goodput (days); without, settings.days; goodput is the same."""
+    _, _, open_ended = job(catalog)
+    _, _, budgeted = job(catalog, useful_s=30 * 86400.0)
+    assert open_ended.days == 21 and budgeted.goodput == open_ended.goodput
+    assert budgeted.days == pytest.approx(30 / budgeted.goodput)
+    assert budgeted.expected_interruptions == pytest.approx(budgeted.interruptions_per_day * budgeted.days)
 
-    assert workload_model(Workload(model="llama3-8b")).name == "llama3-8b"
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
-                                  "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 128}))
-    assert workload_model(Workload(model_config=str(config))).layers == 2
-    with pytest.raises(ConfigError, match="workload.model_config: cannot read"):
-        workload_model(Workload(model_config=str(tmp_path / "missing.json")))
-    with pytest.raises(ConfigError, match="workload.model: unknown model"):
-        workload_model(Workload(model="llama9"))
+
+def test_settings_are_the_models_whole_view_of_the_scenario(catalog):
+    """Settings built by hand (seconds, not minutes) give the figures the scenario's do."""
+    spec, built, result = job(catalog)
+    chosen = spec.reliability
+    by_hand = Settings(days=21.0, interval_s=0.0, async_checkpoint=True, checkpoint_metadata_s=6.0,
+                       checkpoint_bytes_per_param=14.0, checkpoints_kept=chosen.checkpoints_kept, dataset_tb=0.0,
+                       bytes_per_token=4.0, read_Bps_per_gpu=0.5e9, detect_s=300.0, restart_overhead_s=600.0,
+                       repair_s=chosen.repair_hours * 3600, spare_confidence=chosen.spare_confidence,
+                       target_overhead=0.02)
+    assert by_hand == reliability_settings(spec)
+    again = goodput(by_hand, built, scenario_rates(spec, catalog), model="llama2-13b", params=LLAMA2_13B, num_gpus=128)
+    assert again == result
+
+
+FORBIDDEN = ("clusterplan.perf", "clusterplan.spec", "clusterplan.plan", "clusterplan.report", "clusterplan.cli")
+
+
+def test_reliability_is_a_leaf():
+    """The package imports neither perf nor spec (nor anything above it) and never loads the catalog itself."""
+    for path in Path(clusterplan.reliability.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").startswith(FORBIDDEN), f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any(alias.name.startswith(FORBIDDEN) for alias in node.names), path.name
+            elif isinstance(node, ast.Name | ast.Attribute):
+                assert getattr(node, "id", getattr(node, "attr", "")) != "load_catalog", path.name

@@ -1,0 +1,108 @@
+"""A scenario's workload on its cluster: the layout search, the job's reliability at the best layout, and
+the time and cost to train, raw and effective (docs/training.md, docs/reliability.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from clusterplan.catalog import Catalog, CloudOffer
+from clusterplan.design import Design
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.training import Options, Search, hardware, search
+from clusterplan.plan.reliability import job_reliability
+from clusterplan.plan.workload import job_gpus, resolve, workload_model
+from clusterplan.reliability import Reliability, wall_clock_s
+from clusterplan.schema import FROZEN
+from clusterplan.spec import Spec
+
+
+@dataclass(**FROZEN)
+class Training:
+    """A workload on a cluster: the model, the best layouts, and time- and cost-to-train.
+
+    Raw figures assume the job never stops; effective ones divide them by the goodput of
+    ``reliability`` (failures, checkpoints and restarts: docs/reliability.md), i.e. they count the
+    wall-clock time, and the GPU-hours billed, of a run that fails and restarts.
+    """
+
+    model: Transformer
+    num_gpus: int
+    options: Options
+    search: Search
+    tokens: float
+    costs_usd: Mapping[str, float]   # "own" and each cloud offer id -> raw cost to train (empty without a budget)
+    reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
+
+    @property
+    def best(self) -> dict | None:
+        return self.search.best[0] if self.search.best else None
+
+    @property
+    def time_to_train_s(self) -> float | None:
+        return raw_time_to_train_s(self.tokens, self.best)
+
+    @property
+    def goodput(self) -> float | None:
+        return self.reliability.goodput if self.reliability is not None else None
+
+    @property
+    def effective_time_to_train_s(self) -> float | None:
+        raw = self.time_to_train_s
+        return wall_clock_s(raw, self.goodput) if raw is not None else None
+
+    @property
+    def effective_costs_usd(self) -> dict[str, float]:
+        """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails alike)."""
+        return {key: usd / self.goodput for key, usd in self.costs_usd.items()}
+
+
+def raw_time_to_train_s(tokens: float, best: dict | None) -> float | None:
+    """``tokens`` at the ``best`` layout's tokens/s; None without a token budget or a layout."""
+    return tokens / best["tokens_per_s"] if best and tokens else None
+
+
+def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: float,
+             offers: Sequence[CloudOffer] = (), *, top: int = 10) -> Training:
+    """Predict ``spec.workload`` on ``built``; costs at the own cluster's rate and each offer's price.
+
+    With a feasible layout and storage to checkpoint to, the job's reliability is computed at the best
+    layout's tokens/s (its data-loading need), its run lasting the effective time to train where there is a
+    token budget (goodput does not depend on the run's length: failure rates are constant), else
+    ``reliability.days``. ``catalog`` gives the failure rates.
+    """
+    job = resolve(spec.workload, built)
+    found = search(job.model, hardware(built, spec.workload.gemm_efficiency), job.options, job.num_gpus,
+                   dict(job.fixed), top=top)
+    best = found.best[0] if found.best else None
+    raw_s = raw_time_to_train_s(spec.workload.tokens, best)
+    reliability = None
+    if best and built.storage_units:   # without storage there is nothing to checkpoint to
+        reliability = job_reliability(spec, catalog, built, job.model, job.num_gpus,
+                                      tokens_per_s=best["tokens_per_s"], useful_s=raw_s)
+    costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
+    return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
+                    tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability)
+
+
+def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,
+               offers: Sequence[CloudOffer]) -> dict[str, float]:
+    """The GPU-hours of ``seconds`` on ``num_gpus`` at the own cluster's rate ("own") and at each offer's."""
+    if seconds is None:
+        return {}
+    gpu_hours = seconds / 3600 * num_gpus
+    return {"own": gpu_hours * own_usd_per_gpu_hour, **{offer.id: gpu_hours * offer.price_usd for offer in offers}}
+
+
+def checked_reliability(spec: Spec, catalog: Catalog, built: Design, job: Training) -> tuple[Reliability | None, bool]:
+    """The job's reliability for the design checks, and whether its data loading is the predicted one.
+
+    The training prediction's where it has one; where no layout fits, the job's at the per-GPU read
+    profile (which the design checks already hold against the whole cluster); None without storage.
+    """
+    if job.reliability is not None:
+        return job.reliability, True
+    if not built.storage_units:
+        return None, False
+    model = workload_model(spec.workload)
+    return job_reliability(spec, catalog, built, model, job_gpus(spec.workload, built)), False

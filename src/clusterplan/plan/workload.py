@@ -1,0 +1,77 @@
+"""A scenario's ``[workload]`` resolved on its design: the model, the job's GPUs, the options and the layout
+degrees held fixed (docs/training.md). The training model searches the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterplan.design import Design
+from clusterplan.errors import ConfigError
+from clusterplan.names import RECOMPUTE
+from clusterplan.perf.model import Transformer, from_hf_config, preset, with_seq_len
+from clusterplan.perf.training import Options
+from clusterplan.schema import FROZEN
+from clusterplan.spec import Workload
+
+TOKENS_PER_BATCH = 4 * 2**20   # the global batch when the scenario gives none: about 4M tokens
+
+
+@dataclass(**FROZEN)
+class Job:
+    """The training job a ``[workload]`` asks for on a design."""
+
+    model: Transformer            # at the workload's sequence length
+    num_gpus: int
+    options: Options
+    fixed: Mapping[str, int]      # layout degrees held fixed; 0 (recompute: -1) = searched
+
+
+def workload_model(workload: Workload, default: str = "") -> Transformer:
+    """The ``[workload]``'s model: a preset, a Hugging Face config.json, or else the preset ``default``."""
+    if workload.model_config:
+        try:
+            text = Path(workload.model_config).read_text(encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}",
+                              key="workload.model_config") from None
+        return from_hf_config(text, source=str(workload.model_config))
+    if workload.model or default:
+        return preset(workload.model or default)
+    raise ConfigError("no model: give --model, --model-config or [workload] model", key="workload.model")
+
+
+def job_gpus(workload: Workload, design: Design) -> int:
+    """The GPUs the job uses: ``workload.gpus`` in whole nodes, or the whole cluster."""
+    gpus = workload.gpus or design.num_gpus
+    if gpus > design.num_gpus:
+        raise ConfigError(f"the cluster has {design.num_gpus} GPUs, got {gpus}", key="workload.gpus")
+    if gpus % design.gpus_per_node:
+        raise ConfigError(f"{gpus} GPUs are not whole nodes of {design.gpus_per_node}", key="workload.gpus")
+    return gpus
+
+
+def resolve(workload: Workload, design: Design) -> Job:
+    """The job ``workload`` asks for on ``design``; fixed degrees that cannot hold are errors naming the key."""
+    model = with_seq_len(workload_model(workload), workload.seq_len)
+    gpus = job_gpus(workload, design)
+    for key in ("tp", "pp", "dp", "cp"):
+        value = getattr(workload, key)
+        if value and gpus % value:
+            raise ConfigError(f"{value} does not divide the {gpus} GPUs", key=f"workload.{key}")
+    if workload.tp and model.heads % workload.tp:
+        raise ConfigError(f"the model's {model.heads} attention heads are not divisible by tp = {workload.tp}",
+                          key="workload.tp")
+    fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
+    if all((workload.tp, workload.pp, workload.dp)) and fixed_product != gpus:
+        raise ConfigError(f"tp x pp x dp x cp = {fixed_product}, not the {gpus} GPUs", key="workload.dp")
+    batch = workload.global_batch or max(1, round(TOKENS_PER_BATCH / model.seq_len))
+    options = Options(seq_len=model.seq_len, global_batch=batch, precision=workload.precision,
+                      attention=workload.attention, sequence_parallel=workload.sequence_parallel,
+                      tp_overlap=workload.tp_overlap, sharding=workload.sharding,
+                      sparsity_speedup=workload.sparsity_speedup)
+    fixed = {"tp": workload.tp, "pp": workload.pp, "dp": workload.dp, "cp": workload.cp, "mbs": workload.mbs,
+             "vpp": workload.virtual_stages, "zero": workload.zero,
+             "recompute": RECOMPUTE.index(workload.recompute) if workload.recompute else -1}
+    return Job(model=model, num_gpus=gpus, options=options, fixed=fixed)

@@ -1,0 +1,59 @@
+"""plan/workload.py: a scenario's [workload] resolved on its design (model, GPUs, options, fixed layout)."""
+
+import json
+
+import pytest
+
+from clusterplan.design import design
+from clusterplan.errors import ConfigError
+from clusterplan.plan.workload import job_gpus, resolve, workload_model
+from clusterplan.spec import Workload, load_spec
+
+
+def test_workload_model_from_preset_or_config(tmp_path):
+    """A preset by name, a config.json by path, and an unreadable path named in the error."""
+    assert workload_model(Workload(model="llama3-8b")).name == "llama3-8b"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+                                  "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 128}))
+    assert workload_model(Workload(model_config=str(config))).layers == 2
+    with pytest.raises(ConfigError, match="workload.model_config: cannot read"):
+        workload_model(Workload(model_config=str(tmp_path / "missing.json")))
+    with pytest.raises(ConfigError, match="workload.model: unknown model"):
+        workload_model(Workload(model="llama9"))
+    assert workload_model(Workload(), default="llama2-7b").name == "llama2-7b"
+    with pytest.raises(ConfigError, match="no model"):
+        workload_model(Workload())
+
+
+def test_job_gpus_are_whole_nodes_within_the_cluster(reference, catalog):
+    """workload.gpus, or the whole cluster; more than the cluster, or part of a node, is an error."""
+    built = design(reference, catalog)
+    assert job_gpus(Workload(), built) == 128 and job_gpus(Workload(gpus=64), built) == 64
+    with pytest.raises(ConfigError, match="the cluster has 128 GPUs, got 256"):
+        job_gpus(Workload(gpus=256), built)
+    with pytest.raises(ConfigError, match="12 GPUs are not whole nodes of 8"):
+        job_gpus(Workload(gpus=12), built)
+
+
+def test_resolve_holds_the_given_degrees_and_searches_the_rest(catalog):
+    """tp and recompute given are held; the rest are 0 (searched); the batch is about 4M tokens."""
+    spec = load_spec(None, ['workload.model="llama2-13b"', "workload.tp=4", 'workload.recompute="full"',
+                            "workload.seq_len=2048"])
+    job = resolve(spec.workload, design(spec, catalog))
+    assert job.model.seq_len == 2048 and job.options.seq_len == 2048 and job.num_gpus == 128
+    assert job.options.global_batch == 2048   # 4 Mi tokens / 2048
+    assert job.fixed == {"tp": 4, "pp": 0, "dp": 0, "cp": 0, "mbs": 0, "vpp": 0, "zero": -1, "recompute": 2}
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["workload.tp=3"], "workload.tp: 3 does not divide the 128 GPUs"),
+    (["workload.tp=32"], "workload.tp: the model's 40 attention heads are not divisible by tp = 32"),
+    (["workload.tp=8", "workload.pp=2", "workload.dp=4"], "workload.dp: tp x pp x dp x cp = 64, not the 128 GPUs"),
+])
+def test_resolve_rejects_degrees_that_cannot_hold(catalog, overrides, message):
+    """A fixed degree that does not divide the job, or that the heads or the GPU count refuse, names its key."""
+    spec = load_spec(None, ['workload.model="llama2-13b"', *overrides])
+    with pytest.raises(ConfigError) as error:
+        resolve(spec.workload, design(spec, catalog))
+    assert str(error.value) == message
