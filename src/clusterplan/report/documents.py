@@ -74,6 +74,19 @@ def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any
 SWEEP_FIGURES = ("layout", "step_time_s", "tokens_per_s", "mfu", "memory_bytes_per_gpu", "time_to_train_s")
 
 
+def layout_table(layout: Any) -> dict[str, Any]:
+    """A ``perf.layout.Layout`` under the document's keys."""
+    return {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "cp": layout.cp, "mbs": layout.mbs,
+            "vpp": layout.virtual_stages, "recompute": layout.recompute, "zero": layout.zero}
+
+
+def memory_table(memory: Any) -> dict[str, float]:
+    """A ``perf.memory.Memory``: bytes per GPU by part, and the total."""
+    return {"weights": memory.weights, "gradients": memory.gradients, "optimizer": memory.optimizer,
+            "gathered_weights": memory.gathered_weights, "activations": memory.activations,
+            "reserved": memory.reserved, "total": memory.total}
+
+
 def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "") -> dict[str, Any]:
     """One job size of the training sweep (a ``perf.training.Training``): its best layout's figures.
 
@@ -87,8 +100,9 @@ def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "
         if job is not None:
             reason = list(job.search.rejected)[-1] if job.search.rejected else "no layout to search"
         return {**row, "feasible": False, "reason": reason, **dict.fromkeys(SWEEP_FIGURES), "cost_to_train_usd": {}}
-    return {**row, "feasible": True, "reason": None, "layout": best["layout"], "step_time_s": best["step_time_s"],
-            "tokens_per_s": best["tokens_per_s"], "mfu": best["mfu"], "memory_bytes_per_gpu": best["memory"],
+    return {**row, "feasible": True, "reason": None, "layout": layout_table(best.layout),
+            "step_time_s": best.step.total, "tokens_per_s": best.tokens_per_s, "mfu": best.mfu,
+            "memory_bytes_per_gpu": memory_table(best.memory),
             "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from clusterplan import __version__
 from clusterplan.plan import Plan
+from clusterplan.report.documents import layout_table, memory_table
 from clusterplan.schema import as_table
 
 PLAN_SCHEMA = "clusterplan.plan/1"
@@ -139,12 +140,13 @@ def training_section(job: Any) -> dict[str, Any]:
     return out
 
 
-def _layout_fields(row: dict, global_batch: int) -> dict[str, Any]:
-    return {"layout": {**row["layout"], "global_batch": global_batch}, "step_time_s": row["step_time_s"],
-            "step_breakdown_s": row["breakdown"], "tokens_per_s": row["tokens_per_s"],
-            "tokens_per_s_per_gpu": row["tokens_per_s_per_gpu"], "tflops_per_gpu": row["tflops_per_gpu"],
-            "hardware_tflops_per_gpu": row["hardware_tflops_per_gpu"], "mfu": row["mfu"],
-            "memory_bytes_per_gpu": row["memory"], "feasible": row["fits"]}
+def _layout_fields(row: Any, global_batch: int) -> dict[str, Any]:
+    """One layout's prediction (a ``perf.step.Prediction``) as the document's fields."""
+    return {"layout": {**layout_table(row.layout), "global_batch": global_batch}, "step_time_s": row.step.total,
+            "step_breakdown_s": row.step.parts(), "tokens_per_s": row.tokens_per_s,
+            "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu, "tflops_per_gpu": row.tflops_per_gpu,
+            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 
 
 def train_document(plan: Plan) -> dict[str, Any]:
