@@ -16,6 +16,7 @@ import sys
 
 from validate_training import cluster, predict
 
+from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import preset, with_seq_len
 
 LLAMA3_TABLE4 = (  # GPUs, tp, cp, pp, dp, sequence, published BF16 MFU
@@ -31,13 +32,13 @@ def main() -> int:
         model = with_seq_len(preset("llama3.1-405b"), seq)
         batch = 16 * 2**20 // seq
         best = predict(model, cluster("h100-sxm", gpus, "roce-400g", 8), gpus, seq, batch,
-                       {"tp": tp, "pp": pp, "cp": cp, "dp": dp, "zero": 1})
-        lay = best["layout"]
+                       Constraints(tp=tp, pp=pp, cp=cp, dp=dp, zero=1))
+        lay = best.layout
         full = model.model_flops_per_token(seq)
-        causal = best["mfu"] * (full - 6 * model.layers * model.hidden * seq) / full   # half of 12 L h s
+        causal = best.mfu * (full - 6 * model.layers * model.hidden * seq) / full   # half of 12 L h s
         print(f"{f'llama3-405b {gpus} GPUs tp{tp} cp{cp} pp{pp} dp{dp} s{seq}':50s} {published:9.1%} "
-              f"{best['mfu']:9.1%} {best['mfu'] / published - 1:+7.1%} {causal:7.1%} {causal / published - 1:+7.1%}"
-              f"  mbs{lay['mbs']} v{lay['vpp']} {lay['recompute']}")
+              f"{best.mfu:9.1%} {best.mfu / published - 1:+7.1%} {causal:7.1%} {causal / published - 1:+7.1%}"
+              f"  mbs{lay.mbs} v{lay.virtual_stages} {lay.recompute}")
     return 0
 
 

@@ -1,7 +1,8 @@
-"""Layouts evaluated per second by the training search (median of several runs).
+"""Layouts priced per second by the training model: a whole grid at once, and one layout at a time.
 
-The search is vectorised over layouts; the baseline prices the same layouts one
-at a time through the same function, in the same process.
+The search prices every layout as numpy arrays in one call; plan, size and a web
+server price one layout per call, through the same formulas on Python floats.
+Each figure is the median of several runs in the same process.
 
     python benchmarks/train_search_speed.py
 """
@@ -13,37 +14,49 @@ import time
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
-from clusterplan.perf import training
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.layout import Layout, layouts
 from clusterplan.perf.model import preset
+from clusterplan.perf.search import search
+from clusterplan.perf.step import evaluate
 from clusterplan.spec import load_spec
+
+RUNS = 7
+ONE_AT_A_TIME = 500   # layouts, spread over the grid
+
+
+def median_s(work) -> float:
+    runs = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        work()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
 
 
 def main() -> None:
     spec = load_spec(overrides=["cluster.num_nodes=128"])
-    hw = training.hardware(design(spec, load_catalog()))
+    hw = hardware(design(spec, load_catalog()))
     model = preset("llama2-70b")
-    opts = training.Options(seq_len=4096, global_batch=1024)
-    grid, _ = training.layouts(model, 1024, 8, opts, {})
-    n = len(grid["tp"])
-    training.evaluate(model, hw, opts, grid)  # warm caches (straggler integral, imports)
-    runs = []
-    for _ in range(7):
-        start = time.perf_counter()
-        training.evaluate(model, hw, opts, grid)
-        runs.append(time.perf_counter() - start)
-    vectorised = n / statistics.median(runs)
-    subset = min(n, 200)
-    start = time.perf_counter()
-    for i in range(subset):
-        training.evaluate(model, hw, opts, {k: v[i:i + 1] for k, v in grid.items()})
-    scalar = subset / (time.perf_counter() - start)
-    start = time.perf_counter()
-    found = training.search(model, hw, opts, 1024, {})
-    whole = time.perf_counter() - start
+    opts = Options(seq_len=4096, global_batch=1024)
+    grid, _ = layouts(model, 1024, 8, opts)
+    n = len(grid)
+    chosen = [grid.row(i) for i in range(0, n, max(1, n // ONE_AT_A_TIME))]
+    values = [{name: getattr(layout, name) for name in Layout.__dataclass_fields__} for layout in chosen]
+    evaluate(model, hw, opts, grid)  # warm caches (straggler integral, collective candidates)
+
+    def one_at_a_time():
+        for fields in values:
+            evaluate(model, hw, opts, Layout(**fields))   # a request: make the layout, price it
+
+    vectorised = n / median_s(lambda: evaluate(model, hw, opts, grid))
+    scalar = len(values) / median_s(one_at_a_time)
+    whole = median_s(lambda: search(model, hw, opts, 1024))
     print(f"llama2-70b on 1,024 H100: {n:,} layouts")
-    print(f"vectorised evaluate: {vectorised:,.0f} layouts/s (median of 7)")
-    print(f"one layout at a time: {scalar:,.0f} layouts/s ({vectorised / scalar:.0f}x slower)")
-    print(f"whole search (enumerate, evaluate, rank): {whole:.3f} s, {found.num_evaluated:,} evaluated")
+    print(f"vectorised evaluate: {vectorised:,.0f} layouts/s (median of {RUNS})")
+    print(f"one layout at a time: {scalar:,.0f} layouts/s (median of {RUNS}, {len(values)} layouts each, "
+          f"{vectorised / scalar:.0f}x slower)")
+    print(f"whole search (enumerate, evaluate, rank): {whole:.3f} s (median of {RUNS}), {n:,} evaluated")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Each row runs with its own hardware as the scenario (GPU, nodes, fabric), its
 published layout held fixed and the software its source names (attention kernel,
 overlap of DP and TP traffic); what the source does not state (micro-batch size,
-recomputation, interleaving) is chosen by the layout search. Measured figures are
+recomputation, interleaving, and the ZeRO stage where a run used none) is chosen
+by the layout search. Measured figures are
 turned into step times with the source's own FLOP convention
 (../shared/data/README.md), so like is compared with like. Sources: Megatron SC21
 Tables 1 and 2, Megatron-Core on H100, llm-foundry (MPT), vTrain's single-node
@@ -21,8 +22,11 @@ from pathlib import Path
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
-from clusterplan.perf import training
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer
+from clusterplan.perf.search import search
+from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "validation"
@@ -32,7 +36,7 @@ def cluster(gpu: str, gpus: int, fabric: str, nics: int):
     nodes = max(1, gpus // 8)
     spec = load_spec(overrides=[f"cluster.gpu={gpu!r}".replace("'", '"'), f"cluster.num_nodes={nodes}",
                                 f'network.fabric="{fabric}"', f"network.nics_per_node={nics}", "network.tiers=0"])
-    return training.hardware(design(spec, load_catalog()))
+    return hardware(design(spec, load_catalog()))
 
 
 def gpt(name, layers, hidden, heads, vocab, seq, **kw) -> Transformer:
@@ -40,9 +44,8 @@ def gpt(name, layers, hidden, heads, vocab, seq, **kw) -> Transformer:
                        seq_len=seq, **kw)
 
 
-def predict(model, hw, gpus, seq, batch, fixed, **options):
-    opts = training.Options(seq_len=seq, global_batch=batch, **options)
-    found = training.search(model, hw, opts, gpus, fixed, top=1)
+def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:
+    found = search(model, hw, Options(seq_len=seq, global_batch=batch, **options), gpus, fixed, top=1)
     return found.best[0] if found.best else None
 
 
@@ -53,9 +56,9 @@ def sc21_table1():
         model = gpt(f"gpt-{r['params_billion']}b", L, h, int(r["attention_heads"]), V, s)
         measured = sc21_flops(model, B, s) / (float(r["achieved_tflops_per_gpu"]) * 1e12 * gpus)
         hw = cluster("a100-80gb-sxm", gpus, "ib-ndr200", 8)
-        best = predict(model, hw, gpus, s, B, {"tp": int(r["tp_size"]), "pp": int(r["pp_size"]), "cp": 1,
-                                               "recompute": 2, "zero": 0}, attention="unfused",
-                       sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+        fixed = Constraints(tp=int(r["tp_size"]), pp=int(r["pp_size"]), cp=1, recompute="full")
+        best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
+                       overlap_grad_reduce=False, tp_overlap=False)
         yield "megatron-sc21-t1", f"{model.name} {gpus} GPUs", measured, best
 
 
@@ -74,8 +77,8 @@ def sc21_table2():
         measured = sc21_flops(model, B, s) / (float(r["achieved_tflops_per_gpu"]) * 1e12 * gpus)
         hw = cluster("a100-80gb-sxm", gpus, "ib-ndr200", 8)
         zero3 = r["scheme"].startswith("ZeRO")
-        fixed = ({"tp": 1, "pp": 1, "zero": 3} if zero3 else {"tp": 8, "pp": mp // 8, "zero": 0})
-        fixed |= {"cp": 1, "mbs": int(r["microbatch_size"]), "recompute": 2}
+        fixed = Constraints(tp=1 if zero3 else 8, pp=1 if zero3 else mp // 8, zero=3 if zero3 else None, cp=1,
+                            mbs=int(r["microbatch_size"]), recompute="full")
         best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
                        overlap_grad_reduce=False, tp_overlap=False)
         yield "megatron-sc21-t2", f"{'zero3' if zero3 else 'ptd-p'} {r['params_billion']}b {gpus}", measured, best
@@ -89,8 +92,8 @@ def megatron_core():
                     learned_positions=False, norm="rmsnorm")
         measured = model.model_flops_per_token(s) * B * s / (float(r["tflops_per_gpu"]) * 1e12 * gpus)
         hw = cluster("h100-sxm", gpus, "ib-ndr400", 8)
-        best = predict(model, hw, gpus, s, B, {"tp": int(r["tp_size"]), "pp": int(r["pp_size"]), "cp": 1,
-                                               "zero": 1 if int(r["dp_size"]) > 1 else 0})
+        best = predict(model, hw, gpus, s, B, Constraints(tp=int(r["tp_size"]), pp=int(r["pp_size"]), cp=1,
+                                                          zero=1 if int(r["dp_size"]) > 1 else None))
         yield "megatron-core-h100", f"{r['model_size']} {gpus} GPUs", measured, best
 
 
@@ -112,8 +115,8 @@ def llm_foundry():
         hw = cluster(gpu, gpus, fabric, 8)
         batch = int(r["global_batch_size_seqs"])
         measured = batch * s / float(r["throughput_tokens_per_s"])
-        fixed = {"tp": 1, "pp": 1, "cp": 1, "mbs": mbs, "zero": 3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
-                 "recompute": 2 if r["activation_checkpointing"] == "True" else 0}
+        fixed = Constraints(tp=1, pp=1, cp=1, mbs=mbs, zero=3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
+                            recompute="full" if r["activation_checkpointing"] == "True" else None)
         best = predict(model, hw, gpus, s, batch, fixed, precision="fp8" if "fp8" in r["precision"] else "bf16",
                        attention="flash1")
         yield "llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best
@@ -128,11 +131,12 @@ def vtrain():
         h, L, s, gpus = get("hidden size"), get("# layers"), get("sequence length"), get("# GPUs")
         model = gpt(f"gpt-h{h}-l{L}", L, h, get("attention heads"), 50257, s)
         hw = cluster("a100-80gb-sxm", gpus, "ib-ndr200", 8)
-        fixed = {"tp": get("tensor parallelism"), "pp": get("pipeline parallelism"), "dp": get("data parallelism"),
-                 "cp": 1, "mbs": get("micro batch"), "vpp": 1, "recompute": 2, "zero": 0}
+        fixed = Constraints(tp=get("tensor parallelism"), pp=get("pipeline parallelism"),
+                            dp=get("data parallelism"), cp=1, mbs=get("micro batch"), virtual_stages=1,
+                            recompute="full")
         best = predict(model, hw, gpus, s, get("global batch"), fixed, attention="unfused", sequence_parallel=False,
                        overlap_grad_reduce=False, tp_overlap=False)
-        yield "vtrain-single", f"h{h} l{L} {gpus}g t{fixed['tp']}p{fixed['pp']}d{fixed['dp']} b{get('global batch')}", \
+        yield "vtrain-single", f"h{h} l{L} {gpus}g t{fixed.tp}p{fixed.pp}d{fixed.dp} b{get('global batch')}", \
             float(r["iteration time (ms)"]) / 1e3, best
 
 
@@ -157,7 +161,7 @@ def other_published():
         else:
             measured = sc21_flops(bloom, B, 2048) / (float(r["value"].split("-")[0]) * 1e12 * 384)
         hw = cluster("a100-80gb-sxm", 384, "roce-100g", 4)
-        fixed = {"tp": 4, "pp": 12, "cp": 1, "mbs": mbs, "vpp": 1, "recompute": 2, "zero": 1}
+        fixed = Constraints(tp=4, pp=12, cp=1, mbs=mbs, virtual_stages=1, recompute="full", zero=1)
         best = predict(bloom, hw, 384, 2048, B, fixed, attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
         basis = "s/iter" if per_iter else "TFLOP/s"
         yield "bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best
@@ -168,13 +172,13 @@ def other_published():
         if r["model"].startswith("Megatron-Turing") and r["metric"] == "training throughput":
             measured = 1920 * 2048 / (float(r["value"]) * 1e3)
             best = predict(mtnlg, cluster("a100-80gb-sxm", 2240, "ib-ndr200", 8), 2240, 2048, 1920,
-                           {"tp": 8, "pp": 35, "dp": 8, "cp": 1, "vpp": 1, "recompute": 2, "zero": 1},
+                           Constraints(tp=8, pp=35, dp=8, cp=1, virtual_stages=1, recompute="full", zero=1),
                            attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
             yield "mt-nlg-530b", "2240 GPUs (65.43K tokens/s)", measured, best
     opt = gpt("opt-175b", 96, 12288, 96, 50272, 2048)
     measured = sc21_flops(opt, 992, 2048) / (147e12 * 992)
     hw = cluster("a100-80gb-sxm", 992, "ib-ndr200", 8)
-    best = predict(opt, hw, 992, 2048, 992, {"tp": 8, "pp": 1, "cp": 1, "recompute": 2, "zero": 3},
+    best = predict(opt, hw, 992, 2048, 992, Constraints(tp=8, pp=1, cp=1, recompute="full", zero=3),
                    attention="unfused", sequence_parallel=False, tp_overlap=False)
     yield "opt-175b", "992 GPUs (147 TFLOP/s)", measured, best
 
@@ -196,11 +200,11 @@ def main() -> int:
             if best is None:
                 print(f"{name:20s} {run:24s} {measured:11.3f} {'infeasible':>12s}")
                 continue
-            error = best["step_time_s"] / measured - 1
+            error = best.step.total / measured - 1
             errors.setdefault(name, []).append(abs(error))
-            lay = best["layout"]
-            print(f"{name:20s} {run:24s} {measured:11.3f} {best['step_time_s']:12.3f} {error:+8.1%}  "
-                  f"tp{lay['tp']} pp{lay['pp']} dp{lay['dp']} mbs{lay['mbs']} v{lay['vpp']} {lay['recompute']}")
+            lay = best.layout
+            print(f"{name:20s} {run:24s} {measured:11.3f} {best.step.total:12.3f} {error:+8.1%}  "
+                  f"tp{lay.tp} pp{lay.pp} dp{lay.dp} mbs{lay.mbs} v{lay.virtual_stages} {lay.recompute}")
     print()
     for name, errs in errors.items():
         print(f"{name:20s} rows {len(errs):3d}  median |error| {statistics.median(errs):6.1%}  max {max(errs):6.1%}")

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clusterplan.perf.collectives import OPS, System, predict
+from clusterplan.perf.collectives import OPS, System, predict, predict_time_s
 
 systems = st.builds(
     System,
@@ -76,3 +76,13 @@ def test_ring_busbw_never_exceeds_the_bottleneck_link(group):
 def test_one_rank_costs_nothing(system, op):
     """A group of one GPU takes no time."""
     assert np.all(predict(op, SIZES, system, 1).time_s == 0)
+
+
+@settings(deadline=None, max_examples=100)
+@given(groups)
+def test_one_size_at_a_time_is_the_same_time(group):
+    """predict_time_s (one float) gives, to the bit, predict's time for that size (arrays)."""
+    system, ranks, op = group
+    sizes = SIZES[::7]
+    times = predict(op, sizes, system, ranks).time_s
+    assert [predict_time_s(op, float(size), system, ranks) for size in sizes] == times.tolist()

@@ -8,12 +8,15 @@ from hypothesis import strategies as st
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
-from clusterplan.names import RECOMPUTE
-from clusterplan.perf import training as T
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.layout import layouts, violations
 from clusterplan.perf.model import Transformer
+from clusterplan.perf.search import search
+from clusterplan.perf.step import evaluate
 from clusterplan.spec import load_spec
 
-HW = T.hardware(design(load_spec(), load_catalog()))
+HW = hardware(design(load_spec(), load_catalog()))
+OPTIONS = Options(seq_len=2048, global_batch=512)
 
 models = st.builds(
     lambda layers, heads, head_dim, ratio, swiglu: Transformer(
@@ -26,38 +29,40 @@ models = st.builds(
 @settings(max_examples=25, deadline=None)
 @given(model=models, gpus=st.sampled_from([8, 16, 32, 64, 128]))
 def test_every_layout_uses_every_gpu(model, gpus):
-    found = T.search(model, HW, T.Options(seq_len=2048, global_batch=512), gpus, {}, top=50)
+    """dp x tp x pp x cp = GPUs in every layout found, and each breaks no rule."""
+    found = search(model, HW, OPTIONS, gpus, top=50)
     for row in found.best:
-        lay = row["layout"]
-        assert lay["tp"] * lay["pp"] * lay["dp"] * lay["cp"] == gpus
+        lay = row.layout
+        assert lay.tp * lay.pp * lay.dp * lay.cp == gpus
+        assert violations(lay, model, OPTIONS, gpus) == ()
 
 
 def _grid(model, gpus):
-    grid, _ = T.layouts(model, gpus, 8, T.Options(seq_len=2048, global_batch=512), {})
+    grid, _ = layouts(model, gpus, 8, OPTIONS)
     return grid
 
 
 @settings(max_examples=20, deadline=None)
 @given(model=models, scale=st.floats(1.0, 8.0))
 def test_more_bandwidth_or_flops_never_slows_a_step(model, scale):
+    """Faster links, more FLOP/s or more HBM bandwidth never lengthen a step."""
     grid = _grid(model, 64)
-    opts = T.Options(seq_len=2048, global_batch=512)
-    base = T.evaluate(model, HW, opts, grid)["step_time_s"]
+    base = evaluate(model, HW, OPTIONS, grid).step.total
     system = dataclasses.replace(HW.system, link_rate_Bps=HW.system.link_rate_Bps * scale,
                                  intra_bw_Bps=HW.system.intra_bw_Bps * scale)
     for faster in (dataclasses.replace(HW, system=system), dataclasses.replace(HW, peak_flops=HW.peak_flops * scale),
                    dataclasses.replace(HW, hbm_bw_Bps=HW.hbm_bw_Bps * scale)):
-        assert np.all(T.evaluate(model, faster, opts, grid)["step_time_s"] <= base * (1 + 1e-12))
+        assert np.all(evaluate(model, faster, OPTIONS, grid).step.total <= base * (1 + 1e-12))
 
 
 @settings(max_examples=20, deadline=None)
 @given(model=models)
 def test_memory_never_rises_with_the_zero_stage(model):
+    """Memory per GPU never rises from ZeRO 0 to 1, 2 and 3."""
     grid = _grid(model, 64)
-    block = RECOMPUTE.index("block")   # spends whatever memory is left on fewer recomputed layers
-    grid = {k: v[(grid["dp"] > 1) & (grid["recompute"] != block)] for k, v in grid.items()}
-    opts = T.Options(seq_len=2048, global_batch=512)
-    totals = [T.evaluate(model, HW, opts, {**grid, "zero": np.full_like(grid["zero"], z)})["memory"]["total"]
+    # "block" spends whatever memory is left on fewer recomputed layers
+    grid = grid.select((grid.dp > 1) & (grid.recompute != "block"))
+    totals = [evaluate(model, HW, OPTIONS, dataclasses.replace(grid, zero=np.full_like(grid.zero, z))).memory.total
               for z in (0, 1, 2, 3)]
     for lower, higher in zip(totals, totals[1:]):
         assert np.all(higher <= lower * (1 + 1e-12))
@@ -66,22 +71,38 @@ def test_memory_never_rises_with_the_zero_stage(model):
 @settings(max_examples=20, deadline=None)
 @given(model=models)
 def test_tp_1_has_no_tp_communication(model):
+    """Without tensor parallelism there is no TP traffic; with it, some."""
     grid = _grid(model, 32)
-    result = T.evaluate(model, HW, T.Options(seq_len=2048, global_batch=512), grid)
-    assert np.all(result["breakdown"]["tp_comm"][grid["tp"] == 1] == 0)
-    assert np.any(result["breakdown"]["tp_comm"][grid["tp"] > 1] > 0)
+    tp_comm = evaluate(model, HW, OPTIONS, grid).step.tp_comm
+    assert np.all(tp_comm[grid.tp == 1] == 0)
+    assert np.any(tp_comm[grid.tp > 1] > 0)
 
 
 @settings(max_examples=20, deadline=None)
 @given(model=models, hbm_gib=st.sampled_from([16, 40, 80]))
 def test_block_recomputation_lies_between_none_and_full(model, hbm_gib):
+    """Block recomputation needs no more memory than none, no less than full, and is never slower than full."""
     hw = dataclasses.replace(HW, hbm_bytes=hbm_gib * 2**30)
     grid = _grid(model, 64)
-    opts = T.Options(seq_len=2048, global_batch=512)
-    none, full, block = (T.evaluate(model, hw, opts, {**grid, "recompute": np.full_like(grid["recompute"], i)})
-                         for i in (RECOMPUTE.index(name) for name in ("none", "full", "block")))
-    assert np.all(block["memory"]["total"] <= none["memory"]["total"] * (1 + 1e-12))
-    assert np.all(block["memory"]["total"] >= full["memory"]["total"] * (1 - 1e-12))
-    assert np.all(block["step_time_s"] <= full["step_time_s"] * (1 + 1e-12))
-    assert np.all(block["fits"][full["fits"]])          # whatever fits recomputing all layers fits with block
-    assert np.all(block["step_time_s"][none["fits"]] == none["step_time_s"][none["fits"]])
+    none, full, block = (evaluate(model, hw, OPTIONS, dataclasses.replace(grid, recompute=np.full(len(grid), name)))
+                         for name in ("none", "full", "block"))
+    assert np.all(block.memory.total <= none.memory.total * (1 + 1e-12))
+    assert np.all(block.memory.total >= full.memory.total * (1 - 1e-12))
+    assert np.all(block.step.total <= full.step.total * (1 + 1e-12))
+    assert np.all(block.fits[full.fits])          # whatever fits recomputing all layers fits with block
+    assert np.all(block.step.total[none.fits] == none.step.total[none.fits])
+
+
+@settings(max_examples=15, deadline=None)
+@given(model=models, gpus=st.sampled_from([8, 32, 128]), seed=st.integers(0, 2**32 - 1))
+def test_one_layout_at_a_time_prices_as_the_grid(model, gpus, seed):
+    """Any layout of the grid, evaluated alone (floats), matches its row of the grid (arrays) to the bit."""
+    grid = _grid(model, gpus)
+    if not len(grid):
+        return
+    many = evaluate(model, HW, OPTIONS, grid)
+    for index in np.random.default_rng(seed).integers(0, len(grid), 5):
+        one, row = evaluate(model, HW, OPTIONS, grid.row(int(index))), many.row(int(index))
+        assert dataclasses.asdict(one.step) == dataclasses.asdict(row.step)
+        assert dataclasses.asdict(one.memory) == dataclasses.asdict(row.memory)
+        assert (one.mfu, one.fits, one.hardware_tflops_per_gpu) == (row.mfu, row.fits, row.hardware_tflops_per_gpu)

@@ -16,7 +16,7 @@ def test_plan_data_loading_check_uses_the_predicted_tokens_per_s(catalog):
     """With a training prediction, data loading is its tokens/s x bytes per token, not the per-GPU profile."""
     spec = load_spec(None, ['workload.model="llama2-13b"', "reliability.bytes_per_token=1e6"])
     planned = plan(spec, catalog)
-    need_GBps = planned.training.best["tokens_per_s"] * 1e6 / 1e9
+    need_GBps = planned.training.best.tokens_per_s * 1e6 / 1e9
     assert planned.training.reliability.storage.read_Bps == pytest.approx(need_GBps * 1e9)
     loading = [w for w in planned.warnings if "data loading" in w]
     assert loading == [f"storage: data loading needs {need_GBps:,.1f} GB/s (tokens_per_s x "
@@ -40,7 +40,7 @@ def test_plan_computes_goodput_once(catalog, monkeypatch, overrides):
     planned = plan(load_spec(None, overrides), catalog)
     assert len(calls) == 1
     if planned.training.best:
-        assert calls == [planned.training.best["tokens_per_s"]]
+        assert calls == [planned.training.best.tokens_per_s]
     else:
         assert calls == [None]
 

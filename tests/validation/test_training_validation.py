@@ -27,6 +27,6 @@ def test_every_run_fits_and_the_median_error_is_bounded(source):
     errors = []
     for name, run, measured, best in source():
         assert best is not None, f"{name} {run}: no layout fits"
-        assert measured > 0 and best["step_time_s"] > 0
-        errors.append(abs(best["step_time_s"] / measured - 1))
+        assert measured > 0 and best.step.total > 0
+        errors.append(abs(best.step.total / measured - 1))
     assert statistics.median(errors) < 0.15

@@ -18,8 +18,11 @@ bandwidths come from the cluster's links with calibrated efficiencies
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from clusterplan.schema import FROZEN
 
@@ -58,6 +61,9 @@ TREE_CORRECTION = {
     "LL": (1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1),
     "LL128": (1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1),
 }
+_TREE_TABLES = {protocol: np.asarray(table, dtype=float) for protocol, table in TREE_CORRECTION.items()}
+_TREE_FLOATS = {protocol: tuple(table.tolist()) for protocol, table in _TREE_TABLES.items()}
+_TREE_BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
 NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
 
@@ -130,8 +136,6 @@ def placement(system: System, num_ranks: int, ranks_per_node: int | None = None)
 
 def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node: int | None = None) -> Prediction:
     """Fastest NCCL-like (algorithm, protocol) time for each size of ``op`` on ``num_ranks`` GPUs."""
-    import numpy as np
-
     sizes = np.asarray(size_bytes, dtype=float)
     factor = bus_factor(op, num_ranks)
     nodes, local = placement(system, num_ranks, ranks_per_node)
@@ -141,11 +145,8 @@ def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node:
                           busbw_GBps=zero, algorithm=("none",) * sizes.size, protocol=("none",) * sizes.size)
     candidates = _candidates(op, system, num_ranks, nodes, local)
     times = np.empty((len(candidates), sizes.size))
-    for row, (algorithm, protocol, latency_s, bandwidth_Bps, per_factor) in enumerate(candidates):
-        bandwidth = bandwidth_Bps
-        if algorithm in ("tree", "nvls_tree"):
-            bandwidth = bandwidth_Bps * _tree_correction(protocol, sizes)
-        times[row] = latency_s + sizes * per_factor / bandwidth
+    for row, candidate in enumerate(candidates):
+        times[row] = _time_s(candidate, sizes)
     best = times.argmin(axis=0)
     time_s = times[best, np.arange(sizes.size)]
     algbw = np.divide(sizes, time_s, out=np.zeros_like(sizes), where=time_s > 0) / 1e9
@@ -155,17 +156,45 @@ def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node:
                       protocol=tuple(candidates[i][1] for i in best))
 
 
+def predict_time_s(op: str, size_bytes: float, system: System, num_ranks: int,
+                   ranks_per_node: int | None = None) -> float:
+    """``predict``'s time for one size, without its arrays: what the step model asks of one layout."""
+    nodes, local = placement(system, num_ranks, ranks_per_node)
+    if num_ranks == 1:
+        return 0.0
+    candidates = _candidates(op, system, num_ranks, nodes, local)
+    return float(min(_time_s(candidate, size_bytes) for candidate in candidates))
+
+
+def _time_s(candidate: tuple, sizes):
+    """One (algorithm, protocol)'s time for ``sizes`` (a float or an array)."""
+    algorithm, protocol, latency_s, bandwidth_Bps, per_factor = candidate
+    if algorithm in ("tree", "nvls_tree"):
+        bandwidth_Bps = bandwidth_Bps * _tree_correction(protocol, sizes)
+    return latency_s + sizes * per_factor / bandwidth_Bps
+
+
 def _tree_correction(protocol: str, sizes):
     """NCCL's per-size tree factor, interpolated in log2(size) so that time still grows with size."""
-    import numpy as np
-
-    table = np.asarray(TREE_CORRECTION[protocol], dtype=float)
-    position = np.log2(np.maximum(sizes, 64) / 64)
-    return np.interp(position, np.arange(len(table)), table)
+    if type(sizes) is np.ndarray:
+        return np.interp(np.log2(np.maximum(sizes, 64) / 64), _TREE_BUCKETS, _TREE_TABLES[protocol])
+    return _interpolate(float(np.log2(max(sizes, 64) / 64)), _TREE_FLOATS[protocol])
 
 
-def _candidates(op: str, system: System, n: int, nodes: int, local: int):
-    """(algorithm, protocol, latency_s, bandwidth_Bps, bytes per S) for every usable pair."""
+def _interpolate(position: float, table: tuple[float, ...]) -> float:
+    """``np.interp(position, [0, 1, 2 ...], table)`` for one position >= 0: the same arithmetic, without
+    numpy's microseconds per call."""
+    if position >= len(table) - 1:
+        return table[-1]
+    below = int(position)
+    if position == below:
+        return table[below]
+    return (table[below + 1] - table[below]) * (position - below) + table[below]
+
+
+@functools.lru_cache(maxsize=4096)
+def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tuple:
+    """(algorithm, protocol, latency_s, bandwidth_Bps, bytes per S) for every usable pair (cached: pure)."""
     intra_ring = system.intra_bw_Bps * system.intra_efficiency          # ring busbw inside a node
     peer = intra_ring / (system.gpus_per_node - 1) if system.intra_node == "mesh" else intra_ring
     spans_leaves = nodes > system.nodes_per_leaf
@@ -221,7 +250,7 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int):
         add("direct", 1.0 / max(inside, outside), 1.0)
     if op == "sendrecv":
         add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
-    return out
+    return tuple(out)
 
 
 DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4}

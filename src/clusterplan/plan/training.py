@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.design import Design
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.training import Options, Search, hardware, search
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.search import Search, search
+from clusterplan.perf.step import Prediction
 from clusterplan.plan.reliability import job_reliability
 from clusterplan.plan.workload import job_gpus, resolve, workload_model
 from clusterplan.reliability import Reliability, wall_clock_s
@@ -35,7 +37,7 @@ class Training:
     reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
 
     @property
-    def best(self) -> dict | None:
+    def best(self) -> Prediction | None:
         return self.search.best[0] if self.search.best else None
 
     @property
@@ -57,9 +59,9 @@ class Training:
         return {key: usd / self.goodput for key, usd in self.costs_usd.items()}
 
 
-def raw_time_to_train_s(tokens: float, best: dict | None) -> float | None:
+def raw_time_to_train_s(tokens: float, best: Prediction | None) -> float | None:
     """``tokens`` at the ``best`` layout's tokens/s; None without a token budget or a layout."""
-    return tokens / best["tokens_per_s"] if best and tokens else None
+    return tokens / best.tokens_per_s if best and tokens else None
 
 
 def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: float,
@@ -73,13 +75,13 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
     """
     job = resolve(spec.workload, built)
     found = search(job.model, hardware(built, spec.workload.gemm_efficiency), job.options, job.num_gpus,
-                   dict(job.fixed), top=top)
+                   job.fixed, top=top)
     best = found.best[0] if found.best else None
     raw_s = raw_time_to_train_s(spec.workload.tokens, best)
     reliability = None
     if best and built.storage_units:   # without storage there is nothing to checkpoint to
         reliability = job_reliability(spec, catalog, built, job.model, job.num_gpus,
-                                      tokens_per_s=best["tokens_per_s"], useful_s=raw_s)
+                                      tokens_per_s=best.tokens_per_s, useful_s=raw_s)
     costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability)

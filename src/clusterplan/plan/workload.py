@@ -3,15 +3,14 @@ degrees held fixed (docs/training.md). The training model searches the rest."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
-from clusterplan.names import RECOMPUTE
 from clusterplan.perf.model import Transformer, from_hf_config, preset, with_seq_len
-from clusterplan.perf.training import Options
+from clusterplan.perf.hardware import Options
+from clusterplan.perf.layout import Constraints
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Workload
 
@@ -25,7 +24,7 @@ class Job:
     model: Transformer            # at the workload's sequence length
     num_gpus: int
     options: Options
-    fixed: Mapping[str, int]      # layout degrees held fixed; 0 (recompute: -1) = searched
+    fixed: Constraints            # the layout choices held fixed; the search chooses the rest
 
 
 def workload_model(workload: Workload, default: str = "") -> Transformer:
@@ -71,7 +70,9 @@ def resolve(workload: Workload, design: Design) -> Job:
                       attention=workload.attention, sequence_parallel=workload.sequence_parallel,
                       tp_overlap=workload.tp_overlap, sharding=workload.sharding,
                       sparsity_speedup=workload.sparsity_speedup)
-    fixed = {"tp": workload.tp, "pp": workload.pp, "dp": workload.dp, "cp": workload.cp, "mbs": workload.mbs,
-             "vpp": workload.virtual_stages, "zero": workload.zero,
-             "recompute": RECOMPUTE.index(workload.recompute) if workload.recompute else -1}
+    # the scenario's 0 (and "", and -1 for zero) mean "search"
+    fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
+                        cp=workload.cp or None, mbs=workload.mbs or None,
+                        virtual_stages=workload.virtual_stages or None, recompute=workload.recompute or None,
+                        zero=workload.zero if workload.zero >= 0 else None)
     return Job(model=model, num_gpus=gpus, options=options, fixed=fixed)

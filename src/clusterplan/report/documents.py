@@ -10,7 +10,7 @@ from typing import Any
 
 from clusterplan import __version__
 from clusterplan.plan.report import Report
-from clusterplan.report.export import collectives_document, plan_document
+from clusterplan.report.export import collectives_document, layout_table, memory_table, plan_document
 from clusterplan.schema import as_table
 
 SENSITIVITY_SCHEMA = "clusterplan.sensitivity/1"
@@ -89,7 +89,7 @@ SWEEP_FIGURES = ("layout", "step_time_s", "tokens_per_s", "mfu", "memory_bytes_p
 
 
 def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "") -> dict[str, Any]:
-    """One job size of the training sweep (a ``perf.training.Training``): its best layout's figures.
+    """One job size of the training sweep (a ``plan.training.Training``): its best layout's figures.
 
     Where nothing fits, or ``reason`` says why the size cannot be asked for, the figures are null and
     ``reason`` names the rule that removed the last candidates: the search applies its rules in turn and
@@ -101,8 +101,9 @@ def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "
         if job is not None:
             reason = list(job.search.rejected)[-1] if job.search.rejected else "no layout to search"
         return {**row, "feasible": False, "reason": reason, **dict.fromkeys(SWEEP_FIGURES), "cost_to_train_usd": {}}
-    return {**row, "feasible": True, "reason": None, "layout": best["layout"], "step_time_s": best["step_time_s"],
-            "tokens_per_s": best["tokens_per_s"], "mfu": best["mfu"], "memory_bytes_per_gpu": best["memory"],
+    return {**row, "feasible": True, "reason": None, "layout": layout_table(best.layout),
+            "step_time_s": best.step.total, "tokens_per_s": best.tokens_per_s, "mfu": best.mfu,
+            "memory_bytes_per_gpu": memory_table(best.memory),
             "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
 
 

@@ -130,7 +130,7 @@ CATALOG_SCHEMA = "clusterplan.catalog/1"
 
 
 def training_section(job: Any) -> dict[str, Any]:
-    """The prediction of a workload (``perf.training.Training``): best layout first, then the others."""
+    """The prediction of a workload (``plan.training.Training``): best layout first, then the others."""
     best = job.best
     model = job.model
     out: dict[str, Any] = {
@@ -166,12 +166,26 @@ def training_section(job: Any) -> dict[str, Any]:
     return out
 
 
-def _layout_fields(row: dict, global_batch: int) -> dict[str, Any]:
-    return {"layout": {**row["layout"], "global_batch": global_batch}, "step_time_s": row["step_time_s"],
-            "step_breakdown_s": row["breakdown"], "tokens_per_s": row["tokens_per_s"],
-            "tokens_per_s_per_gpu": row["tokens_per_s_per_gpu"], "tflops_per_gpu": row["tflops_per_gpu"],
-            "hardware_tflops_per_gpu": row["hardware_tflops_per_gpu"], "mfu": row["mfu"],
-            "memory_bytes_per_gpu": row["memory"], "feasible": row["fits"]}
+def layout_table(layout: Any) -> dict[str, Any]:
+    """A ``perf.layout.Layout`` under the document's keys."""
+    return {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "cp": layout.cp, "mbs": layout.mbs,
+            "vpp": layout.virtual_stages, "recompute": layout.recompute, "zero": layout.zero}
+
+
+def memory_table(memory: Any) -> dict[str, float]:
+    """A ``perf.memory.Memory``: bytes per GPU by part, and the total."""
+    return {"weights": memory.weights, "gradients": memory.gradients, "optimizer": memory.optimizer,
+            "gathered_weights": memory.gathered_weights, "activations": memory.activations,
+            "reserved": memory.reserved, "total": memory.total}
+
+
+def _layout_fields(row: Any, global_batch: int) -> dict[str, Any]:
+    """One layout's prediction (a ``perf.step.Prediction``) as the document's fields."""
+    return {"layout": {**layout_table(row.layout), "global_batch": global_batch}, "step_time_s": row.step.total,
+            "step_breakdown_s": row.step.parts(), "tokens_per_s": row.tokens_per_s,
+            "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu, "tflops_per_gpu": row.tflops_per_gpu,
+            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 
 
 def train_document(plan: Plan) -> dict[str, Any]:

@@ -3,8 +3,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from clusterplan.perf.collectives import (System, bus_factor, element_count, predict, size_sweep,
-                                          system_from_design)
+from clusterplan.perf.collectives import (System, bus_factor, element_count, predict, predict_time_s,
+                                          size_sweep, system_from_design)
 
 GiB = 2**30
 
@@ -129,3 +129,11 @@ def test_pcie_node_by_hand():
     p = predict("all_gather", [GiB], pcie, 8)
     assert p.algorithm == ("ring",) and p.protocol == ("Simple",)
     assert p.time_s[0] == pytest.approx((8.4 + 7 * 5.7) * 1e-6 + GiB * 7 / 8 / (0.8 * 64e9))
+
+
+def test_one_size_prices_as_predict_does():
+    """The scalar time of a two-node tree-capable all_reduce is predict's, for small and large sizes."""
+    system = nvswitch_node(nvls=True)
+    for size in (8.0, 1e5, 3.3e7, float(GiB), 7e10):
+        assert predict_time_s("all_reduce", size, system, 16) == predict("all_reduce", [size], system, 16).time_s[0]
+    assert predict_time_s("all_gather", float(GiB), system, 1) == 0.0

@@ -25,7 +25,7 @@ def test_effective_time_and_cost_are_raw_over_goodput(catalog, overrides):
     """Effective time- and cost-to-train are the raw ones / goodput, goodput in (0, 1], for own and cloud."""
     spec, job = _job(catalog, "workload.tokens=\"2T\"", *overrides)
     assert 0 < job.goodput <= 1 and job.goodput == job.reliability.goodput
-    assert job.time_to_train_s == pytest.approx(2e12 / job.best["tokens_per_s"])
+    assert job.time_to_train_s == pytest.approx(2e12 / job.best.tokens_per_s)
     assert job.effective_time_to_train_s == pytest.approx(job.time_to_train_s / job.goodput)
     assert job.effective_time_to_train_s >= job.time_to_train_s
     assert set(job.effective_costs_usd) == set(job.costs_usd) == {"own", "nebius-h100-spot"}
@@ -48,7 +48,7 @@ def test_reliability_runs_at_the_predicted_throughput_for_the_effective_run(cata
     reliability.days without a token budget)."""
     spec, job = _job(catalog, "workload.tokens=\"2T\"")
     rel = job.reliability
-    assert rel.storage.read_Bps == pytest.approx(job.best["tokens_per_s"] * spec.reliability.bytes_per_token)
+    assert rel.storage.read_Bps == pytest.approx(job.best.tokens_per_s * spec.reliability.bytes_per_token)
     assert rel.days == pytest.approx(job.effective_time_to_train_s / 86400)
     assert rel.expected_interruptions == pytest.approx(rel.interruptions_per_day * rel.days)
     spec, open_ended = _job(catalog)

@@ -6,6 +6,7 @@ import pytest
 
 from clusterplan.design import design
 from clusterplan.errors import ConfigError
+from clusterplan.perf.layout import Constraints
 from clusterplan.plan.workload import job_gpus, resolve, workload_model
 from clusterplan.spec import Workload, load_spec
 
@@ -37,13 +38,13 @@ def test_job_gpus_are_whole_nodes_within_the_cluster(reference, catalog):
 
 
 def test_resolve_holds_the_given_degrees_and_searches_the_rest(catalog):
-    """tp and recompute given are held; the rest are 0 (searched); the batch is about 4M tokens."""
+    """tp and recompute given are held; the rest are None (searched); the batch is about 4M tokens."""
     spec = load_spec(None, ['workload.model="llama2-13b"', "workload.tp=4", 'workload.recompute="full"',
                             "workload.seq_len=2048"])
     job = resolve(spec.workload, design(spec, catalog))
     assert job.model.seq_len == 2048 and job.options.seq_len == 2048 and job.num_gpus == 128
     assert job.options.global_batch == 2048   # 4 Mi tokens / 2048
-    assert job.fixed == {"tp": 4, "pp": 0, "dp": 0, "cp": 0, "mbs": 0, "vpp": 0, "zero": -1, "recompute": 2}
+    assert job.fixed == Constraints(tp=4, recompute="full")
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
@@ -57,3 +58,12 @@ def test_resolve_rejects_degrees_that_cannot_hold(catalog, overrides, message):
     with pytest.raises(ConfigError) as error:
         resolve(spec.workload, design(spec, catalog))
     assert str(error.value) == message
+
+
+def test_a_workload_fixes_what_it_sets_and_frees_the_rest(catalog):
+    """[workload] zero = -1 and the 0 / "" keys are free (None); zero = 0 and recompute = "none" are held."""
+    spec = load_spec(None, ["workload.model=\"llama2-13b\"", "workload.tp=2"])
+    job = resolve(spec.workload, design(spec, catalog))
+    assert job.fixed == Constraints(tp=2) and job.num_gpus == 128
+    spec = load_spec(None, ["workload.model=\"llama2-13b\"", "workload.zero=0", "workload.recompute=\"none\""])
+    assert resolve(spec.workload, design(spec, catalog)).fixed == Constraints(zero=0, recompute="none")

@@ -1,0 +1,118 @@
+"""Communication of a layout: tensor-, context- and pipeline-parallel traffic per micro-batch, and data parallelism.
+
+Every collective is priced by the collective model on the cluster's own design
+(``perf.collectives``): one call per distinct group for a grid of layouts, the
+scalar ``predict_time_s`` for one layout. Floats for one layout, arrays over layouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from clusterplan.perf.collectives import System, predict, predict_time_s
+from clusterplan.perf.compute import Compute
+from clusterplan.perf.hardware import Options
+from clusterplan.perf.memory import BF16, GRAD_BYTES
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.numeric import as_float, choose, clip, is_array, minimum, where
+from clusterplan.perf.stage import Stage
+from clusterplan.schema import FROZEN
+
+
+@dataclass(**FROZEN, eq=False)
+class Communication:
+    """Seconds of communication (floats, or arrays over layouts)."""
+
+    tp_s: object                # tensor-parallel collectives of one micro-batch that no GEMM hides
+    tp_hidden_s: object         # ... and those that run beside the GEMMs they feed (TP overlap)
+    cp_s: object                # context-parallel K and V exchanges of one micro-batch
+    p2p_s: object               # pipeline sends and receives of one micro-batch
+    dp_s: object                # the gradient reduction (and sharded optimizer's gather) of one step
+    fsdp_s: object              # ZeRO-3: weight gathers and gradient reduce-scatters of one micro-batch
+
+
+def collective_s(system: System, op: str, size_bytes, ranks, ranks_per_node):
+    """Seconds of ``op`` of ``size_bytes`` on groups of ``ranks`` GPUs, ``ranks_per_node`` of them per node."""
+    if not is_array(size_bytes, ranks, ranks_per_node):
+        ranks_per_node = minimum(ranks_per_node, ranks)
+        return predict_time_s(op, size_bytes, system, int(ranks), int(ranks_per_node)) if ranks > 1 else 0.0
+    size, ranks, local = np.broadcast_arrays(np.asarray(size_bytes, float), np.asarray(ranks),
+                                             np.asarray(ranks_per_node))
+    out = np.zeros(size.shape)
+    local = np.minimum(local, ranks)
+    for n, k in set(zip(ranks.ravel().tolist(), local.ravel().tolist())):
+        if n <= 1:
+            continue
+        pick = (ranks == n) & (local == k)
+        out[pick] = predict(op, size[pick], system, int(n), int(k)).time_s
+    return out
+
+
+def communication(model: Transformer, system: System, options: Options, stage: Stage, layout, compute: Compute,
+                  redo) -> Communication:
+    """Every collective of ``layout``; ``redo``, the recomputed share of layers, repeats the forward's TP traffic."""
+    tp, tp_hidden = _tensor_parallel(model, system, options, stage, layout.tp, compute, redo)
+    dp, fsdp = _data_parallel(system, stage, layout)
+    return Communication(tp_s=tp, tp_hidden_s=tp_hidden, cp_s=_context_parallel(model, system, options, stage, layout),
+                         p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp)
+
+
+def _tensor_parallel(model: Transformer, system: System, options: Options, stage: Stage, tp, compute: Compute,
+                     redo) -> tuple:
+    """(exposed, hidden) seconds of the TP collectives of one micro-batch: fwd 2, bwd 2, recomputed fwd 2 a layer."""
+    act_bytes = stage.tokens * model.hidden * BF16              # one layer's activations, all TP ranks
+    local = minimum(tp, system.gpus_per_node)
+    one = choose(stage.sequence_parallel,
+                 lambda: (collective_s(system, "reduce_scatter", act_bytes, tp, local)
+                          + collective_s(system, "all_gather", act_bytes, tp, local)),
+                 lambda: collective_s(system, "all_reduce", act_bytes, tp, local))
+    t_tp = stage.layers * (4 + 2 * redo) * one
+    # with overlap (Transformer Engine's userbuffers), each TP collective runs beside the GEMM it feeds
+    t_tp_gemm = stage.layers * compute.layer_gemm_s * (3 + redo)
+    hidden = minimum(t_tp, t_tp_gemm) if options.tp_overlap else 0.0
+    return t_tp - hidden, hidden
+
+
+def _context_parallel(model: Transformer, system: System, options: Options, stage: Stage, layout):
+    """Seconds of one micro-batch's K and V all-gathers (forward) and reduce-scatters (backward)."""
+    cp = layout.cp
+    cp_local = clip(system.gpus_per_node // layout.tp, 1, cp)
+    cp_bytes = as_float(layout.mbs) * options.seq_len * 2 * model.kv_dim / stage.tp * BF16   # K and V, whole sequence
+    return stage.layers * (collective_s(system, "all_gather", cp_bytes, cp, cp_local)
+                           + collective_s(system, "reduce_scatter", cp_bytes, cp, cp_local))
+
+
+def _pipeline(model: Transformer, system: System, stage: Stage, layout):
+    """Seconds of one micro-batch's pipeline sends: each of the v model chunks of a stage sends its activations on
+    (and their gradients back); each TP rank sends its slice (Megatron's scatter-gather, SC21 section 4.1)."""
+    pp = layout.pp
+    inner = layout.tp * layout.cp * layout.dp                   # ranks inside one pipeline stage
+    local = where(inner >= system.gpus_per_node, 1, 2)
+    p2p_bytes = stage.tokens * model.hidden * BF16 / stage.tp
+    pair = np.full_like(pp, 2) if is_array(pp) else 2
+    return choose(pp > 1, lambda: 2 * layout.virtual_stages * collective_s(system, "sendrecv", p2p_bytes, pair, local),
+                  lambda: 0.0)
+
+
+def _data_parallel(system: System, stage: Stage, layout) -> tuple:
+    """(seconds of the step's gradient reduction, seconds of ZeRO-3's per-micro-batch gathers and reductions)."""
+    dp, zero, local = layout.dp, layout.zero, stage.dp_local
+    grad_bytes = stage.params * GRAD_BYTES
+    weight_bytes = stage.params * BF16
+
+    def all_reduce():
+        return collective_s(system, "all_reduce", grad_bytes, dp, local)
+
+    def sharded():   # reduce-scatter the gradients, all-gather the updated weights
+        return (collective_s(system, "reduce_scatter", grad_bytes, dp, local)
+                + collective_s(system, "all_gather", weight_bytes, dp, local))
+
+    def fsdp():      # ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients
+        return (2 * collective_s(system, "all_gather", weight_bytes, stage.shard, local)
+                + collective_s(system, "reduce_scatter", weight_bytes, stage.shard, local))
+
+    # ZeRO-3 does all of it every micro-batch, and has no reduction left at the step's end
+    step = choose(zero == 3, lambda: 0.0, lambda: choose(zero == 0, all_reduce, sharded))
+    return step, choose(zero == 3, fsdp, lambda: 0.0)

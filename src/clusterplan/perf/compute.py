@@ -1,0 +1,101 @@
+"""Compute time of one micro-batch on the busiest stage: a roofline per GEMM, attention, element-wise passes.
+
+A GEMM takes max(FLOPs / (peak x efficiency x k / (k + k0)), bytes / HBM bandwidth);
+fused attention runs at the GPU's measured kernel rate, unfused attention as batched
+GEMMs plus a memory-bound softmax; element-wise passes (norms, bias-dropout-add,
+activations) are memory-bound; every kernel pays a fixed launch and tail cost
+(docs/training.md). Floats for one layout, arrays over layouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.perf.hardware import Hardware, Options
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.numeric import maximum, where
+from clusterplan.perf.stage import Stage
+from clusterplan.schema import FROZEN
+
+BF16 = 2
+KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
+ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
+# Fused attention kernels: (forward, backward) slowdown against the GPU's kernel rate. "flash" runs at the GPU's
+# best (attention_efficiency), "flash2" at FlashAttention-2's (flash2_efficiency); "flash1", the first
+# generation (FlashAttention 1 and its Triton port, 2022-23), is 1.4x slower forward and 2x backward than
+# FlashAttention-2 (Dao 2023, arXiv 2307.08691, section 4.1).
+FUSED = {"flash": (1.0, 1.0), "flash2": (1.0, 1.0), "flash1": (1.4, 2.0)}
+FP8_EFFICIENCY = 0.7        # ASSUMPTION: FP8 GEMMs reach 0.7 of the BF16 GEMM efficiency against their peak
+HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
+
+
+@dataclass(**FROZEN, eq=False)
+class Compute:
+    """Seconds of one micro-batch on the busiest stage (floats, or arrays over layouts)."""
+
+    layer_gemm_s: object        # one layer's forward GEMMs: what tensor-parallel communication can hide behind
+    forward_s: object           # every layer's forward and a third of the logits
+    backward_s: object          # every layer's backward, the recomputation, two thirds of the logits
+    recompute_s: object         # the part of backward_s that recomputes forward passes
+
+
+def memory_bandwidth_Bps(hw: Hardware) -> float:
+    """HBM bandwidth that streaming kernels reach."""
+    return hw.hbm_bw_Bps * HBM_EFFICIENCY
+
+
+def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, recompute, redo) -> Compute:
+    """Forward, backward and recomputation time of one micro-batch; ``redo`` is the recomputed share of layers."""
+    h, g, ffn, V = model.hidden, model.kv_dim, model.ffn_hidden, model.vocab
+    f_up = ffn * (2 if model.mlp == "swiglu" else 1)
+    k_experts, T, ftp = model.experts_per_token, stage.tokens, stage.tp
+    mem_bw = memory_bandwidth_Bps(hw)
+    gemm = _roofline(hw, options)
+    t_gemm = (gemm(T, h, (h + 2 * g) / ftp) + gemm(T, h / ftp, h)
+              + k_experts * (gemm(T, h, f_up / ftp) + gemm(T, ffn / ftp, h)))
+    t_attn_f, t_attn_b, softmax_bytes = _attention(model, hw, options, stage, gemm)
+    # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
+    replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
+    elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) * k_experts / ftp) + softmax_bytes
+    t_elem_f = elementwise_bytes / mem_bw
+    kernels_f = 16 * KERNEL_S
+    t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
+    t_layer_b = 2 * t_gemm + t_attn_b + 2 * t_elem_f + 2 * kernels_f
+    t_recompute = stage.layers * (redo * t_layer_f
+                                  + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
+    # logits on the last stage: GEMM, and the FP32 cross-entropy passes
+    t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
+    return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
+                   backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute)
+
+
+def _roofline(hw: Hardware, options: Options):
+    """gemm(rows, inner, cols): seconds of one GEMM, bound by FLOP/s or by HBM bandwidth."""
+    fp8 = options.precision == "fp8"
+    gemm_eff = hw.gemm_efficiency * (FP8_EFFICIENCY if fp8 else 1.0)
+    gemm_peak = (hw.fp8_flops if fp8 else hw.peak_flops) * gemm_eff * options.sparsity_speedup
+    mem_bw = memory_bandwidth_Bps(hw)
+    k0 = hw.gemm_k0
+
+    def gemm(rows, inner, cols):
+        flops = 2 * rows * inner * cols
+        traffic = BF16 * (rows * inner + inner * cols + rows * cols)
+        return maximum(flops / gemm_peak * (1 + k0 / inner), traffic / mem_bw)
+
+    return gemm
+
+
+def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage, gemm) -> tuple:
+    """(forward s, backward s, softmax bytes) of one layer's attention."""
+    s, ftp = options.seq_len, stage.tp
+    attn_flops = 4 * stage.tokens * s * model.hidden / ftp        # scores and values, full s x s
+    if options.attention in FUSED:
+        efficiency = hw.attention_efficiency if options.attention == "flash" else hw.flash2_efficiency
+        slower_f, slower_b = FUSED[options.attention]
+        causal = 0.5 * attn_flops / (hw.peak_flops * efficiency)     # half the s x s scores, at the kernel's rate
+        # the backward recomputes the scores: 5 GEMMs
+        return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0
+    # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
+    per_head = gemm(stage.tokens, model.head_dim, s) * 2 * (model.heads / ftp)
+    softmax_bytes = 9 * model.heads * s / ftp * stage.tokens       # scale-mask-softmax 4, dropout 5 bytes/score
+    return per_head, 2 * per_head, softmax_bytes

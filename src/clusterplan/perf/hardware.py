@@ -1,0 +1,61 @@
+"""What the step model needs of the GPU and the cluster (``Hardware``), and of the software (``Options``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.errors import ConfigError
+from clusterplan.names import ATTENTION, PRECISIONS, SHARDING
+from clusterplan.perf.collectives import System, system_from_design
+from clusterplan.schema import FROZEN
+
+
+@dataclass(**FROZEN)
+class Hardware:
+    """What the step model needs of the GPU and the cluster."""
+
+    peak_flops: float          # BF16 dense
+    fp8_flops: float
+    hbm_bytes: float
+    hbm_bw_Bps: float
+    gemm_efficiency: float
+    gemm_k0: float                # a GEMM of inner size k runs at k / (k + gemm_k0) of the large-k rate
+    attention_efficiency: float   # the GPU's best fused attention kernel, forward, share of BF16 peak
+    flash2_efficiency: float      # FlashAttention-2, forward, share of BF16 peak
+    system: System
+
+
+@dataclass(**FROZEN)
+class Options:
+    """Software choices that are not part of the layout."""
+
+    seq_len: int
+    global_batch: int          # sequences per step
+    precision: str = "bf16"
+    attention: str = "flash"
+    sequence_parallel: bool = True
+    sharding: str = "full"
+    overlap_grad_reduce: bool = True
+    tp_overlap: bool = True
+    sparsity_speedup: float = 1.0
+
+    def __post_init__(self) -> None:
+        problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")
+                    if getattr(self, name) < 1]
+        for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING)):
+            if getattr(self, name) not in choices:
+                problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
+        if self.sparsity_speedup < 1:
+            problems.append(f"sparsity_speedup({self.sparsity_speedup}) must be >= 1")
+        if problems:
+            raise ConfigError("; ".join(problems), key="options")
+
+
+def hardware(design, gemm_efficiency: float = 0.0) -> Hardware:
+    """The step model's view of a planned cluster; ``gemm_efficiency`` (measured) replaces the catalog's when set."""
+    gpu = design.parts.gpu
+    return Hardware(peak_flops=gpu.bf16_flops, fp8_flops=gpu.fp8_flops or gpu.bf16_flops, hbm_bytes=gpu.hbm_bytes,
+                    hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gemm_efficiency or gpu.gemm_efficiency,
+                    gemm_k0=gpu.gemm_k0,
+                    attention_efficiency=gpu.attention_efficiency, flash2_efficiency=gpu.flash2_efficiency,
+                    system=system_from_design(design))

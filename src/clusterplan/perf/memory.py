@@ -1,0 +1,101 @@
+"""Memory per GPU of a layout: weights, gradients, optimizer states, activations (docs/training.md).
+
+States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
+weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
+sharding. Activations follow Korthikanti et al. 2022 (arXiv 2205.05198),
+generalised to grouped-query attention and SwiGLU, with sequence parallelism and
+each recomputation choice; "block" recomputes the fewest whole layers that fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.perf.hardware import Options
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.numeric import as_float, ceil, clip, full_like, maximum, minimum, where
+from clusterplan.perf.stage import Stage
+from clusterplan.schema import FROZEN
+
+BF16 = 2
+RESERVED_BYTES = 2 * 2**30  # CUDA context, cuBLAS workspace and NCCL buffers (ASSUMPTION)
+OPTIMIZER_BYTES = 12        # FP32 master weights and Adam's two moments, per parameter
+GRAD_BYTES = 4              # FP32 gradient accumulation (Megatron's main_grad)
+
+
+@dataclass(**FROZEN, eq=False)
+class Memory:
+    """Bytes per GPU, by what holds them (floats for one layout, arrays over layouts)."""
+
+    weights: object
+    gradients: object
+    optimizer: object
+    gathered_weights: object    # ZeRO-3: whole layers gathered for the pass computing and the one prefetched
+    activations: object
+    reserved: object            # CUDA context, workspaces, NCCL buffers
+    total: object
+
+
+@dataclass(**FROZEN, eq=False)
+class Activations:
+    """Activation bytes of one layer, per token of a micro-batch, and how many tokens each layer holds."""
+
+    kept: object                # a layer that is not recomputed
+    checkpoint: object          # a recomputed layer: its input alone
+    tokens_held: object         # tokens whose activations a layer holds at once (micro-batches in flight)
+    logits: object              # FP32 logits, when one stage holds them all
+
+
+def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage, layout) -> tuple[Memory, object]:
+    """(memory per GPU, share of the stage's layers whose forward is recomputed) of ``layout``."""
+    weights, gradients, optimizer, gathered = states(model, stage, layout.zero)
+    held = activations(model, options, stage, layout)
+    fixed = weights + gradients + optimizer + gathered + RESERVED_BYTES
+    redo = recomputed_share(fixed, held, hbm_bytes, stage.layers, layout.recompute)
+    activation_bytes = (stage.layers * held.tokens_held * (redo * held.checkpoint + (1 - redo) * held.kept)
+                        + held.logits)
+    total = fixed + activation_bytes
+    return Memory(weights=weights, gradients=gradients, optimizer=optimizer, gathered_weights=gathered,
+                  activations=activation_bytes, reserved=full_like(total, RESERVED_BYTES), total=total), redo
+
+
+def states(model: Transformer, stage: Stage, zero) -> tuple:
+    """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes."""
+    weights = stage.params * BF16 / where(zero == 3, stage.shard, 1)
+    gradients = stage.params * GRAD_BYTES / where(zero >= 2, stage.shard, 1)
+    optimizer = stage.params * OPTIMIZER_BYTES / optimizer_shard(stage, zero)
+    # ZeRO-3 holds up to two whole layers at once (the one computing, the one prefetched)
+    gathered = where(zero == 3, minimum(2, stage.layers) * model.layer_params / stage.tp * BF16
+                     * (1 - 1 / stage.shard), 0.0)
+    return weights, gradients, optimizer, gathered
+
+
+def optimizer_shard(stage: Stage, zero):
+    """Ranks the optimizer states are spread over: the ZeRO shard from stage 1 on."""
+    return where(zero >= 1, stage.shard, 1)
+
+
+def activations(model: Transformer, options: Options, stage: Stage, layout) -> Activations:
+    """Korthikanti et al.'s activation bytes per layer and token, with or without sequence parallelism."""
+    h, g, ffn = model.hidden, model.kv_dim, model.ffn_hidden
+    f_up = ffn * (2 if model.mlp == "swiglu" else 1)
+    sp, ftp = stage.sequence_parallel, stage.tp
+    repl = 10 * h                                               # norms and dropout inputs: TP-replicated without SP
+    sharded = 4 * h + 4 * g + 2 * f_up * model.experts_per_token + 2 * ffn * model.experts_per_token
+    kept = where(sp, (repl + sharded) / ftp, repl + sharded / ftp)
+    if options.attention == "unfused":
+        kept = kept + where(layout.recompute != "selective", 5 * model.heads * options.seq_len / ftp, 0.0)
+    pp, virtual_stages = layout.pp, layout.virtual_stages
+    in_flight = minimum(as_float(pp), ceil(stage.micro_batches)) * where(
+        virtual_stages > 1, 1 + (pp - 1) / (as_float(pp) * virtual_stages), 1.0)
+    return Activations(kept=kept, checkpoint=2 * h / where(sp, ftp, 1.0), tokens_held=stage.tokens * in_flight,
+                       logits=stage.tokens * model.vocab / ftp * 4 * (pp == 1))
+
+
+def recomputed_share(fixed, held: Activations, hbm_bytes: float, layers, recompute):
+    """The share of the stage's layers whose forward is recomputed: none, all (full), or for "block" the
+    fewest whole layers that bring the total within the GPU's memory (Megatron's --recompute-method block)."""
+    need = ((fixed + held.logits + layers * held.kept * held.tokens_held - hbm_bytes)
+            / ((held.kept - held.checkpoint) * held.tokens_held))
+    block = clip(ceil(maximum(need, 0.0)), 0, layers) / layers
+    return where(recompute == "full", 1.0, where(recompute == "block", block, 0.0))

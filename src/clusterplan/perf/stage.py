@@ -1,0 +1,43 @@
+"""The busiest pipeline stage of a layout, per GPU: what memory, compute and communication all start from.
+
+Every field is a float for one layout (``Layout``) and a numpy array for a grid (``Layouts``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterplan.perf.hardware import Options
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.numeric import as_float, ceil, clip, where
+from clusterplan.schema import FROZEN
+
+
+@dataclass(**FROZEN, eq=False)
+class Stage:
+    """The busiest pipeline stage of a layout, per GPU (floats, or arrays over layouts)."""
+
+    tp: object                  # tp as a float: the divisor of every tensor-parallel shard
+    sequence_parallel: object   # Megatron sequence parallelism in effect (asked for, and tp > 1)
+    micro_batches: object       # per step and pipeline
+    tokens: object              # tokens of one micro-batch on one GPU (its context-parallel share)
+    layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
+    params: object              # parameters on the busiest stage, per GPU (its tensor-parallel shard)
+    dp_local: object            # data-parallel ranks inside one node
+    shard: object               # ranks that ZeRO / FSDP shard the states over
+
+
+def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> Stage:
+    """``layout`` (a Layout, or Layouts) of ``model``: its busiest stage."""
+    tp, pp, dp, cp, mbs = layout.tp, layout.pp, layout.dp, layout.cp, layout.mbs
+    virtual_stages = layout.virtual_stages
+    ftp = as_float(tp)
+    layers = virtual_stages * ceil(model.layers / as_float(pp * virtual_stages))
+    ends = where(pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
+                 model.embedding_params + model.output_params)
+    dp_local = clip(gpus_per_node // (tp * cp), 1, dp)
+    return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
+                 micro_batches=options.global_batch / (as_float(dp) * mbs),
+                 tokens=as_float(mbs) * options.seq_len / cp, layers=layers,
+                 params=layers * model.layer_params / ftp + ends / ftp, dp_local=dp_local,
+                 shard=where(options.sharding == "hybrid", dp_local, dp))

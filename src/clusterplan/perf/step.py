@@ -1,0 +1,174 @@
+"""Training step time, throughput and MFU of a transformer layout (docs/training.md).
+
+``evaluate`` prices one ``Layout`` (floats) or a ``Layouts`` grid (numpy arrays,
+one entry per layout) through the same formulas. Per layout:
+
+    step = (m + (pp - 1) / v) x max(t_fwd + t_bwd + t_tp + t_p2p + t_exposed + t_contention, t_host)
+           + t_dp_exposed + t_dp_contention + t_optimizer
+
+with m micro-batches per step, v virtual pipeline stages, and each term per
+micro-batch on the busiest pipeline stage (compute.py, communication.py); a
+synchronous step then waits for its slowest GPU (stragglers.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from clusterplan.perf.communication import Communication, communication
+from clusterplan.perf.compute import Compute, compute, memory_bandwidth_Bps
+from clusterplan.perf.hardware import Hardware, Options
+from clusterplan.perf.layout import Layout, Layouts
+from clusterplan.perf.memory import Memory, memory, optimizer_shard
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.numeric import as_float, divide_or_zero, full_like, is_array, maximum, where
+from clusterplan.perf.stage import Stage, stage
+from clusterplan.perf.stragglers import expected_max
+from clusterplan.schema import FROZEN
+
+HOST_PASS_S = 1.25e-3      # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute)
+OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs, HBM)
+ADAM_TRAFFIC = 30          # bytes moved per parameter by the Adam step: read 16, write 14
+COMPUTE_JITTER_CV = 0.005  # ASSUMPTION: per-GPU step-time spread; a synchronous step waits for the slowest
+
+
+@dataclass(**FROZEN, eq=False)
+class StepTime:
+    """Seconds of one training step by part; the parts add up to ``total`` (floats, or arrays over layouts)."""
+
+    compute: object
+    recompute: object
+    tp_comm: object
+    cp_comm: object
+    pp_p2p: object
+    pp_bubble: object
+    dp_comm: object
+    optimizer: object
+    overlap: object             # compute slowed by communication running beside it
+    host: object                # the GPU waiting for the host to launch kernels
+    straggler: object           # waiting for the slowest GPU
+    total: object
+
+    def parts(self) -> dict:
+        """Every part by name, in order, without the total."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "total"}
+
+
+@dataclass(**FROZEN, eq=False)
+class Prediction:
+    """One layout's (or, with a Layouts grid, every layout's) step, memory and throughput."""
+
+    layout: Layout | Layouts
+    step: StepTime
+    memory: Memory
+    tokens_per_s: object
+    tokens_per_s_per_gpu: object
+    tflops_per_gpu: object             # model FLOPs (no recomputation: MFU's convention)
+    hardware_tflops_per_gpu: object    # FLOPs the GPUs run, recomputation included
+    mfu: object
+    fits: object                       # the total memory fits in the GPU's
+    micro_batches: object              # per step and pipeline
+
+    def row(self, index: int) -> Prediction:
+        """Layout ``index`` of a grid's prediction, in plain Python numbers."""
+        def pick(value):
+            return value[index].item() if is_array(value) else value
+
+        def each(value):
+            return type(value)(**{f.name: float(pick(getattr(value, f.name))) for f in fields(value)})
+
+        return Prediction(layout=self.layout.row(index), step=each(self.step), memory=each(self.memory),
+                          **{name: float(pick(getattr(self, name))) for name in _RATES}, fits=bool(pick(self.fits)),
+                          micro_batches=float(pick(self.micro_batches)))
+
+
+_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu")
+
+
+def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout | Layouts) -> Prediction:
+    """Step time, its breakdown, memory and feasibility of ``layout`` (one, or a grid of them)."""
+    busiest = stage(model, options, hw.system.gpus_per_node, layout)
+    held, redo = memory(model, options, hw.hbm_bytes, busiest, layout)
+    work = compute(model, hw, options, busiest, layout.recompute, redo)
+    traffic = communication(model, hw.system, options, busiest, layout, work, redo)
+    step = step_time(hw, options, busiest, layout, work, traffic, redo)
+    tokens_per_s = options.global_batch * options.seq_len / step.total
+    gpus = as_float(layout.num_gpus)
+    per_token = model.model_flops_per_token(options.seq_len)
+    model_flops = per_token * tokens_per_s
+    hardware_flops = (per_token + redo / 3 * per_token) * tokens_per_s
+    return Prediction(layout=layout, step=step, memory=held, tokens_per_s=tokens_per_s,
+                      tokens_per_s_per_gpu=tokens_per_s / gpus, tflops_per_gpu=model_flops / gpus / 1e12,
+                      hardware_tflops_per_gpu=hardware_flops / gpus / 1e12, mfu=model_flops / gpus / hw.peak_flops,
+                      fits=held.total <= hw.hbm_bytes, micro_batches=busiest.micro_batches)
+
+
+def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Compute, traffic: Communication,
+              redo) -> StepTime:
+    """The step: every micro-batch slot on the busiest stage, then what of data parallelism shows, the optimizer
+    step, and the wait for the slowest GPU."""
+    slot = _slot(busiest, work, traffic, redo)
+    dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout.zero, traffic, slot)
+    t_opt = busiest.params / optimizer_shard(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
+    m, pp, virtual_stages = busiest.micro_batches, layout.pp, layout.virtual_stages
+    slots = m + (pp - 1) / as_float(virtual_stages)
+    raw = slots * (slot.gpu_s + slot.host_s) + dp_exposed + overlap_dp + t_opt
+    straggle = COMPUTE_JITTER_CV * expected_max(_largest(layout.num_gpus))
+    return StepTime(compute=m * (work.forward_s + work.backward_s - work.recompute_s),
+                    recompute=m * work.recompute_s, tp_comm=slots * traffic.tp_s,
+                    cp_comm=slots * slot.exposed_s * slot.share_cp, pp_p2p=slots * traffic.p2p_s,
+                    pp_bubble=(pp - 1) / as_float(virtual_stages) * (work.forward_s + work.backward_s),
+                    dp_comm=dp_exposed + slots * slot.exposed_s * (1 - slot.share_cp), optimizer=t_opt,
+                    overlap=slots * slot.overlap_s + overlap_dp, host=slots * slot.host_s,
+                    straggler=raw * straggle, total=raw * (1 + straggle))
+
+
+@dataclass(**FROZEN, eq=False)
+class Slot:
+    """One micro-batch slot on the busiest stage (floats, or arrays over layouts)."""
+
+    beside_s: object            # context-parallel and FSDP traffic that runs beside the compute
+    exposed_s: object           # ... the part of it that shows
+    share_cp: object            # ... the context-parallel share of it
+    overlap_s: object           # compute lost to communication running beside it
+    gpu_s: object               # the GPU's time
+    host_s: object              # the GPU's wait for the host to launch the kernels
+
+
+def _slot(busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
+    """One micro-batch slot: the communication beside its compute, what of it shows, the compute lost to it,
+    the GPU's time and the host's wait."""
+    # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
+    # excess over it shows, and at least FSDP's first gather, which nothing precedes.
+    beside = traffic.cp_s + traffic.fsdp_s
+    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s
+    exposed = maximum(beside - busy, traffic.fsdp_s / maximum(busiest.layers, 1))
+    # Communication that runs beside compute takes SMs and HBM bandwidth from it
+    overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s)
+    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap
+    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes
+    host = maximum(busiest.layers * HOST_PASS_S * (2 + redo) - gpu, 0.0)
+    return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),
+                overlap_s=overlap, gpu_s=gpu, host_s=host)
+
+
+def _data_parallel_exposed(options: Options, busiest: Stage, zero, traffic: Communication, slot: Slot) -> tuple:
+    """(seconds of the gradient reduction that show, seconds of compute it slows where hidden).
+
+    The last micro-batch's backward hides the gradient reduction, and with a sharded optimizer the next
+    step's first forward hides the parameter all-gather, where other traffic leaves room.
+    """
+    t_dp = traffic.dp_s
+    if not options.overlap_grad_reduce:
+        return t_dp, full_like(t_dp, 0.0)
+    share = where(zero >= 1, 1.0, 2 / 3)                   # the backward is two of the three passes
+    room = share * (slot.gpu_s + slot.host_s) - slot.beside_s
+    exposed = maximum(t_dp - maximum(room, 0.0), t_dp / maximum(busiest.layers, 1))
+    return exposed, OVERLAP_COST * (t_dp - exposed)
+
+
+def _largest(num_gpus) -> int:
+    """The most GPUs of any layout (one step waits for the slowest of its GPUs)."""
+    if is_array(num_gpus):
+        return max(int(num_gpus.max()), 1) if num_gpus.size else 1
+    return max(int(num_gpus), 1)
