@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, progress, show_progress, write_json
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, progress, write_json
 
 DEFAULT_SAMPLES = 100_000
 DEFAULT_SEED = 1
@@ -38,8 +38,8 @@ def analyse(scenario, spec, args: argparse.Namespace) -> dict:
         raise ConfigError(f"must be between 1 and {MAX_SAMPLES:,}, got {args.samples}", key="--samples")
     if args.seed < 0:
         raise ConfigError(f"must be >= 0, got {args.seed}", key="--seed")
-    with scenario.located(), progress(args.samples, "Monte Carlo", show_progress(args)) as advance:
-        result = sensitivity(spec, samples=args.samples, seed=args.seed, offer=args.offer, progress=advance)
+    with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
+        result = sensitivity(spec, samples=args.samples, seed=args.seed, offer=args.offer, progress=shown.advance)
     return sensitivity_document(result, spec=spec)
 
 
