@@ -10,7 +10,8 @@ import json
 import torch
 import torch.distributed as dist
 
-from clusterplan.bench.collectives import BenchConfig, Group, measure, rows_for
+from clusterplan.bench.collective_run import measure
+from clusterplan.bench.collectives import BenchConfig, Group, rows_for
 from clusterplan.perf.collectives import OPS
 
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))

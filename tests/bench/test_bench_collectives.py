@@ -14,9 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from clusterplan.bench.collectives import (  # noqa: E402
-    BenchConfig, combine, expected_values, input_values, modulus, rows_for, timing,
-)
+from clusterplan.bench.collective_values import expected_values, input_values, modulus  # noqa: E402
+from clusterplan.bench.collectives import BenchConfig, combine, rows_for, timing  # noqa: E402
 from clusterplan.bench.nccltests import parse_nccl_tests  # noqa: E402
 from clusterplan.cli.main import main  # noqa: E402
 from clusterplan.perf.collectives import OPS, bus_factor, element_count  # noqa: E402

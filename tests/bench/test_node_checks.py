@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from clusterplan.bench.gemm import TRANSFORMER_SHAPES, select_shapes
-from clusterplan.bench.nodes import all_pair_rounds, group_nodes, pair_rounds, ring_rounds
+from clusterplan.bench.node_pairs import all_pair_rounds, group_nodes, pair_rounds, ring_rounds
 from clusterplan.cli.main import main
 
 LAUNCH_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS",

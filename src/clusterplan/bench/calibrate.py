@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-from clusterplan.perf.collectives import OPS, bus_factor
+from clusterplan.perf.collectives import OPS, Prediction, bus_factor
 from clusterplan.schema import FROZEN
 
 REGIME_EDGES = (0, 64 * 2**10, 64 * 2**20)  # bytes: LL-like, LL128-like, Simple-like
@@ -171,11 +171,9 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def calibrated(prediction, fit: Fit):
+def calibrated(prediction: Prediction, fit: Fit) -> Prediction:
     """``prediction`` (a perf.collectives.Prediction) with times from ``fit`` instead of the model."""
-    import numpy as np
-
-    from clusterplan.perf.collectives import Prediction
+    import numpy as np   # numpy is not imported by the commands that never calibrate
 
     sizes = np.asarray(prediction.size_bytes, dtype=float)
     factor = bus_factor(fit.op, fit.num_ranks)

@@ -11,13 +11,15 @@ records the setting). torch is imported only inside the functions that run.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+import platform
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from clusterplan import __version__
+from clusterplan.bench.timing import Progress, time_calls
 from clusterplan.errors import ConfigError
+from clusterplan.perf.model import PRESETS, Transformer
 from clusterplan.schema import FROZEN
 
 SCHEMA = "clusterplan.gemm/1"
@@ -31,8 +33,6 @@ GPU_ITERATIONS, GPU_WARMUP = 20, 5
 CPU_ITERATIONS, CPU_WARMUP = 3, 1
 MEMORY_TOLERANCE = 0.10         # --gpu ID: the device's memory within 10 % of the catalog's hbm_bytes
 TOKENS = (4096, 8192)
-
-Progress = Callable[[int, int, str], None]
 
 
 @dataclass(**FROZEN)
@@ -55,26 +55,8 @@ class GemmShape:
         return 2 * self.m * self.n * self.k
 
 
-@dataclass(**FROZEN)
-class Transformer:
-    """The dimensions that set a decoder layer's projection shapes."""
-
-    name: str
-    hidden: int
-    ffn_hidden: int
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    source: str
-
-
-# Llama 3 model cards / config.json on the Hugging Face hub (meta-llama/Meta-Llama-3-8B and -70B).
-MODELS = (
-    Transformer(name="llama3-8b", hidden=4096, ffn_hidden=14336, num_heads=32, num_kv_heads=8, head_dim=128,
-                source="meta-llama/Meta-Llama-3-8B config.json"),
-    Transformer(name="llama3-70b", hidden=8192, ffn_hidden=28672, num_heads=64, num_kv_heads=8, head_dim=128,
-                source="meta-llama/Meta-Llama-3-70B config.json"),
-)
+# The Llama 3 presets of perf.model: their projections are the shapes a training step multiplies.
+MODELS = (PRESETS["llama3-8b"], PRESETS["llama3-70b"])
 
 
 def square(size: int) -> GemmShape:
@@ -82,13 +64,14 @@ def square(size: int) -> GemmShape:
 
 
 def transformer_shapes(models: Sequence[Transformer] = MODELS, tokens: Sequence[int] = TOKENS) -> tuple[GemmShape, ...]:
-    """Fused QKV, fused gate+up and down projections of each model for each token count (m)."""
+    """Fused QKV, fused up (gate + up under SwiGLU) and down projections of each model for each token count (m)."""
     shapes = []
     for model in models:
-        qkv = (model.num_heads + 2 * model.num_kv_heads) * model.head_dim
+        qkv = model.hidden + 2 * model.kv_dim
+        up = (model.mlp_matrices - 1) * model.ffn_hidden
         for m in tokens:
             shapes += [GemmShape(name=f"{model.name}-qkv-t{m}", m=m, n=qkv, k=model.hidden),
-                       GemmShape(name=f"{model.name}-mlp-up-t{m}", m=m, n=2 * model.ffn_hidden, k=model.hidden),
+                       GemmShape(name=f"{model.name}-mlp-up-t{m}", m=m, n=up, k=model.hidden),
                        GemmShape(name=f"{model.name}-mlp-down-t{m}", m=m, n=model.hidden, k=model.ffn_hidden)]
     return tuple(shapes)
 
@@ -166,8 +149,6 @@ def describe(torch: Any, device: Any) -> Device:
 
 def _cpu_name() -> str:
     """The CPU's model name from /proc/cpuinfo (Linux), else what ``platform`` knows."""
-    import platform
-
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             for line in handle:
@@ -281,21 +262,7 @@ def time_matmul(torch: Any, shape: GemmShape, dtype: Any, iterations: int, warmu
     w = torch.randn(shape.n, shape.k, dtype=dtype, device=device)
     c = torch.empty(shape.m, shape.n, dtype=dtype, device=device)
     wt = w.t()
-    for _ in range(warmup):
-        torch.mm(a, wt, out=c)
-    if device.type == "cuda":
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize(device)
-        start.record()
-        for _ in range(iterations):
-            torch.mm(a, wt, out=c)
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3 / iterations
-    begin = time.perf_counter()
-    for _ in range(iterations):
-        torch.mm(a, wt, out=c)
-    return (time.perf_counter() - begin) / iterations
+    return time_calls(lambda: torch.mm(a, wt, out=c), iterations, warmup=warmup, device=device)
 
 
 def best_flops(result: GemmResult, dtype: str) -> float | None:

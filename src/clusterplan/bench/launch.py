@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-
-FROZEN = dict(frozen=True, kw_only=True, slots=True)
+from clusterplan.schema import FROZEN
 
 # (launcher, rank, world size, local rank, local world size) variables, in order of precedence.
 LAUNCHERS = (

@@ -10,13 +10,13 @@ host-to-host runs, and the result says so.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from clusterplan import __version__
 from clusterplan.bench.gemm import Device, describe, device_table, resolve_device
+from clusterplan.bench.timing import Progress, time_calls
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
 from clusterplan.units import format_size
@@ -71,7 +71,7 @@ def check_request(sizes: Sequence[int], iterations: int, warmup: int) -> None:
 
 def measure_memcpy(*, sizes: Sequence[int] | None = None, iterations: int | None = None,
                    warmup: int | None = None, device: str = "auto",
-                   progress: Callable[[int, int, str], None] | None = None) -> MemcpyResult:
+                   progress: Progress | None = None) -> MemcpyResult:
     """Every copy kind the device offers at every size; ``None`` arguments take the GPU or CPU defaults."""
     import torch
 
@@ -112,21 +112,8 @@ def time_copy(torch: Any, direction: str, memory: str, size: int, iterations: in
     """Mean seconds of one ``dst.copy_(src)``: CUDA events when a GPU is involved, else the wall clock."""
     src, dst = _buffers(torch, direction, memory, size, device)
     asynchronous = memory == "pinned"
-    for _ in range(warmup):
-        dst.copy_(src, non_blocking=asynchronous)
-    if device.type == "cuda" and direction != "h2h":
-        torch.cuda.synchronize(device)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iterations):
-            dst.copy_(src, non_blocking=asynchronous)
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3 / iterations
-    begin = time.perf_counter()
-    for _ in range(iterations):
-        dst.copy_(src)
-    return (time.perf_counter() - begin) / iterations
+    return time_calls(lambda: dst.copy_(src, non_blocking=asynchronous), iterations, warmup=warmup,
+                      device=device if direction != "h2h" else None)
 
 
 def best_bandwidth(result: MemcpyResult, direction: str, memory: str) -> float | None:

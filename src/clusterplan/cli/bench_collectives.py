@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
-from clusterplan.cli.output import add_sweep_options, sweep_bytes
+from clusterplan.bench.collective_run import PeerFailure, run_benchmark
+from clusterplan.bench.collectives import AVERAGE_MODES, BACKENDS, BENCH_DTYPES, BenchConfig, rows_for
+from clusterplan.bench.documents import bench_run_document
+from clusterplan.bench.launch import discover
+from clusterplan.cli.exits import Exit
+from clusterplan.cli.output import add_sweep_options, emit, progress, sweep_bytes, write_json
+from clusterplan.errors import ConfigError
+from clusterplan.perf.collectives import OPS
+from clusterplan.report.nccl import render_bench
 
 
 def add_parser(group) -> None:
-    from clusterplan.bench.collectives import AVERAGE_MODES, BACKENDS, BENCH_DTYPES
-    from clusterplan.perf.collectives import OPS
-
     parser = group.add_parser(
         "collectives", help="measure a collective as nccl-tests does (torch.distributed, NCCL or gloo)",
         description="Time one collective over a sweep of sizes on every rank of the job and print the nccl-tests "
@@ -36,12 +43,6 @@ def add_parser(group) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from clusterplan.bench.collectives import PeerFailure, bench_run_document, run_benchmark
-    from clusterplan.bench.launch import discover
-    from clusterplan.errors import ConfigError
-
     launch = discover(os.environ, master_addr=args.master_addr, master_port=args.master_port)
     # torch's C++ warnings (socket polls, store retries) would bury the one-line failure message
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
@@ -49,34 +50,24 @@ def run(args: argparse.Namespace) -> int:
         config = _config(args, launch.world_size)
     except ConfigError:
         if launch.rank != 0:
-            return 2  # every rank sees the same options: rank 0 says what is wrong
+            return Exit.BAD_INPUT  # every rank sees the same options: rank 0 says what is wrong
         raise
-    progress = _progress(args, launch.rank)
-    try:
-        result = run_benchmark(config, launch, progress=progress)
+    try:   # the display is gone (also on Ctrl-C) before anything else is written
+        with progress(args, "collectives", rank=launch.rank) as shown:
+            result = run_benchmark(config, launch, progress=shown.update)
     except PeerFailure as failure:
-        _clear(progress)
         sys.stderr.write(f"clusterplan: error: {failure}\n")
-        return 1
-    except BaseException:  # Ctrl-C (main exits 130) and the rest: no progress line left behind
-        _clear(progress)
-        raise
-    _clear(progress)
+        return Exit.FAILURE
     if launch.rank != 0:
-        return 1 if result.wrong else 0
-    document = bench_run_document(result)
-    _write(document, args)
+        return Exit.FAILURE if result.wrong else Exit.OK
+    _write(bench_run_document(result), args)
     if result.wrong:
         sys.stderr.write(f"clusterplan: error: {result.wrong} wrong elements in the results (see #wrong)\n")
-        return 1
-    return 0
+        return Exit.FAILURE
+    return Exit.OK
 
 
-def _config(args: argparse.Namespace, world_size: int):
-    from pathlib import Path
-
-    from clusterplan.bench.collectives import BenchConfig, rows_for
-    from clusterplan.errors import ConfigError
+def _config(args: argparse.Namespace, world_size: int) -> BenchConfig:
     low, high, increment = sweep_bytes(args)
     if args.check not in (0, 1):
         raise ConfigError(f"must be 0 or 1, got {args.check}", key="-c")
@@ -91,10 +82,6 @@ def _config(args: argparse.Namespace, world_size: int):
 
 
 def _write(document: dict, args: argparse.Namespace) -> None:
-    from clusterplan.cli.output import emit, write_json
-    from clusterplan.errors import ConfigError
-    from clusterplan.report.nccl import render_bench
-
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), None)
     else:
@@ -104,22 +91,3 @@ def _write(document: dict, args: argparse.Namespace) -> None:
             emit(lambda stream: write_json(document, stream), args.out)
         except ConfigError as error:
             raise ConfigError(error.message, key="--out", source=args.out) from None
-
-
-def _progress(args: argparse.Namespace, rank: int):
-    """A one-line progress display on rank 0's stderr when it is a terminal and the table is asked."""
-    if rank != 0 or args.format != "table" or not sys.stderr.isatty():
-        return None
-
-    def show(during: str, done: int, total: int) -> None:
-        share = f" [{done + 1}/{total}]" if total else ""
-        sys.stderr.write(f"\r\x1b[2K{during}{share}"[:200])
-        sys.stderr.flush()
-
-    return show
-
-
-def _clear(progress) -> None:
-    if progress:
-        sys.stderr.write("\r\x1b[2K")
-        sys.stderr.flush()

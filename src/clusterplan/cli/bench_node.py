@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
+import os
 import sys
-from collections.abc import Iterator
 
-from clusterplan.cli.output import add_output_options, emit, write_json
+from clusterplan.bench.gemm import DTYPES, TRANSFORMER_SHAPES, gemm_document, measure_gemm, render_gemm
+from clusterplan.bench.launch import discover
+from clusterplan.bench.memcpy import measure_memcpy, memcpy_document, render_memcpy
+from clusterplan.bench.node_pairs import PAIRINGS
+from clusterplan.bench.nodes import NodesConfig, run_nodes as run_all_nodes
+from clusterplan.bench.nodes_document import nodes_document, render_nodes
+from clusterplan.catalog import load_catalog
+from clusterplan.cli.exits import Exit
+from clusterplan.cli.output import add_output_options, emit, progress, write_json
+from clusterplan.errors import ConfigError
+from clusterplan.units import UnitError, parse_size
 
 
 def add_parser(group) -> None:
-    from clusterplan.bench.gemm import DTYPES
-    from clusterplan.bench.nodes import PAIRINGS
-
     gemm = group.add_parser("gemm", help="achievable dense GEMM TFLOP/s per dtype and shape",
                             description="Square and transformer-shaped matrix multiplies timed after a warm-up "
                                         "(CUDA events on a GPU); FLOP = 2 m n k.")
@@ -72,9 +78,6 @@ def _list(text: str | None) -> list[str] | None:
 
 
 def _sizes(text: str | None, key: str) -> list[int] | None:
-    from clusterplan.errors import ConfigError
-    from clusterplan.units import UnitError, parse_size
-
     items = _list(text)
     if items is None or items == ["none"]:
         return None if items is None else []
@@ -89,20 +92,6 @@ def _size(text: str | None, key: str) -> int | None:
     return sizes[0] if sizes else None
 
 
-@contextlib.contextmanager
-def _progress(args: argparse.Namespace, what: str) -> Iterator:
-    """A rich progress bar on stderr when it is a terminal and the output is a table; else nothing."""
-    if args.format == "json" or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress
-
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(what, total=None)
-        yield lambda done, total, label: bar.update(task, completed=done, total=total, description=f"{what}: {label}")
-
-
 def _warn(lines) -> None:
     for line in lines:
         if line:
@@ -110,58 +99,43 @@ def _warn(lines) -> None:
 
 
 def run_gemm(args: argparse.Namespace) -> int:
-    from clusterplan.bench.gemm import TRANSFORMER_SHAPES, gemm_document, measure_gemm, render_gemm
-
     if args.shapes == "list":
         sys.stdout.write("".join(f"{s.name:<26} m={s.m:<6} n={s.n:<6} k={s.k}\n" for s in TRANSFORMER_SHAPES))
-        return 0
-    gpu = None
-    if args.gpu:
-        from clusterplan.catalog import load_catalog
-
-        gpu = load_catalog().get("gpus", args.gpu, key="--gpu")
-    with _progress(args, "gemm") as progress:
+        return Exit.OK
+    gpu = load_catalog().get("gpus", args.gpu, key="--gpu") if args.gpu else None
+    with progress(args, "gemm") as shown:
         result = measure_gemm(sizes=_sizes(args.sizes, "--sizes"), shape_names=_list(args.shapes),
                               dtypes=_list(args.dtype), iterations=args.iterations, warmup=args.warmup,
-                              device=args.device, gpu=gpu, progress=progress)
+                              device=args.device, gpu=gpu, progress=shown.update)
     _warn(result.notes)
     document = gemm_document(result)
     emit(lambda stream: (write_json if args.format == "json" else render_gemm)(document, stream), args.output)
-    return 0
+    return Exit.OK
 
 
 def run_memcpy(args: argparse.Namespace) -> int:
-    from clusterplan.bench.memcpy import measure_memcpy, memcpy_document, render_memcpy
-
-    with _progress(args, "memcpy") as progress:
+    with progress(args, "memcpy") as shown:
         result = measure_memcpy(sizes=_sizes(args.sizes, "--sizes") or None, iterations=args.iterations,
-                                warmup=args.warmup, device=args.device, progress=progress)
+                                warmup=args.warmup, device=args.device, progress=shown.update)
     _warn([result.note])
     document = memcpy_document(result)
     emit(lambda stream: (write_json if args.format == "json" else render_memcpy)(document, stream), args.output)
-    return 0
+    return Exit.OK
 
 
 def run_nodes(args: argparse.Namespace) -> int:
-    import os
-
-    from clusterplan.bench.launch import discover
-    from clusterplan.bench.nodes import NodesConfig, nodes_document, render_nodes
-    from clusterplan.bench.nodes import run_nodes as run
-
     config = NodesConfig(ranks_per_node=args.ranks_per_node, pairing=args.pairing,
                          gemm_size=_size(args.gemm_size, "--gemm-size"), gemm_dtype=args.gemm_dtype,
                          memcpy_bytes=_size(args.memcpy_size, "--memcpy-size"),
                          all_reduce_bytes=_size(args.size, "--size"), iterations=args.iterations,
                          warmup=args.warmup, backend=args.backend, timeout_s=args.timeout)
     launch = discover(os.environ, master_addr=args.master_addr, master_port=args.master_port)
-    chatty = args.format != "json" and sys.stderr.isatty()
-    result = run(config, launch, progress=(lambda text: sys.stderr.write(f"bench nodes: {text}\n")) if chatty
-                 else None)
+    with progress(args, "nodes", rank=launch.rank) as shown:
+        result = run_all_nodes(config, launch, progress=shown.update)
     if result is None:          # not rank 0: rank 0 reports for everyone
-        return 0
+        return Exit.OK
     document = nodes_document(result)
     if args.json_file:
         emit(lambda stream: write_json(document, stream), args.json_file)
     emit(lambda stream: (write_json if args.format == "json" else render_nodes)(document, stream), args.output)
-    return 0
+    return Exit.OK

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from clusterplan.bench.documents import log_document
+from clusterplan.bench.nccltests import parse_nccl_tests
+from clusterplan.cli.exits import Exit
+from clusterplan.cli.inputs import read_text
 from clusterplan.cli.output import emit, write_json
 
 
@@ -17,19 +21,6 @@ def add_parser(group) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.bench.nccltests import parse_nccl_tests
-    from clusterplan.report.export import log_document
-
-    log = parse_nccl_tests(_read(args.file), source=args.file, op=args.op)
+    log = parse_nccl_tests(read_text(args.file, what="the log"), source=args.file, op=args.op)
     emit(lambda stream: write_json(log_document(log, source=args.file), stream), args.output)
-    return 0
-
-
-def _read(path: str) -> str:
-    from clusterplan.errors import ConfigError
-
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError as error:
-        raise ConfigError(f"cannot read: {error.strerror}", source=path) from None
+    return Exit.OK

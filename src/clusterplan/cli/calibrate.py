@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 
+from clusterplan.bench.calibrate import calibrate, to_toml
+from clusterplan.bench.documents import BENCH_SCHEMA, log_document
+from clusterplan.bench.nccltests import parse_nccl_tests
+from clusterplan.cli.inputs import read_text
+from clusterplan.cli.exits import Exit
 from clusterplan.cli.output import emit
+from clusterplan.errors import ConfigError
 
 
 def add_parser(commands) -> None:
@@ -19,10 +27,6 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from clusterplan.bench.calibrate import calibrate, to_toml
-
     documents = [_document(path, args.op, args.ranks) for path in args.results]
     calibration = calibrate(documents)
     emit(lambda stream: stream.write(to_toml(calibration)), args.output)
@@ -32,26 +36,19 @@ def run(args: argparse.Namespace) -> int:
                             for r in fit.regimes)
         report.write(f"{fit.op} on {fit.num_ranks} ranks, {fit.points} rows: {regimes}; fit error median "
                      f"{fit.median_error:.1%}, max {fit.max_error:.1%}\n")
-    return 0
+    return Exit.OK
 
 
 def _document(path: str, op: str | None, ranks: int | None) -> dict:
     """A clusterplan.bench/1 document from a JSON file or an nccl-tests log."""
-    import json
-
-    from clusterplan.bench.nccltests import parse_nccl_tests
-    from clusterplan.cli.bench_parse import _read
-    from clusterplan.errors import ConfigError
-    from clusterplan.report.export import log_document
-
-    text = _read(path)
+    text = read_text(path, what="measurements")
     if text.lstrip().startswith("{"):
         try:
             doc = json.loads(text)
         except ValueError as error:
             raise ConfigError(f"malformed JSON: {error}", source=path) from None
-        if doc.get("schema") != "clusterplan.bench/1":
-            raise ConfigError(f"expected schema clusterplan.bench/1, got {doc.get('schema')!r}", source=path)
+        if doc.get("schema") != BENCH_SCHEMA:
+            raise ConfigError(f"expected schema {BENCH_SCHEMA}, got {doc.get('schema')!r}", source=path)
     else:
         doc = log_document(parse_nccl_tests(text, source=path, op=op), source=path)
     doc["source"] = path

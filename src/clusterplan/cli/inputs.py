@@ -15,10 +15,10 @@ from clusterplan.plan.collectives import Measured
 def read_text(path: str, *, what: str) -> str:
     """The text of ``path``; a ``ConfigError`` naming the file when it cannot be read."""
     try:
-        with open(path, encoding="utf-8") as stream:
+        with open(path, encoding="utf-8", errors="replace") as stream:
             return stream.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read {what}: {getattr(error, 'strerror', None) or error}", source=path) from None
+    except OSError as error:
+        raise ConfigError(f"cannot read {what}: {error.strerror}", source=path) from None
 
 
 def read_measured(path: str, op: str | None = None) -> Measured:

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import enum
 import sys
 from collections.abc import Sequence
 
 from clusterplan import __version__
+from clusterplan.cli.exits import Exit
 from clusterplan.errors import ConfigError, InfeasiblePlan
-
-
-class Exit(enum.IntEnum):
-    OK = 0
-    FAILURE = 1
-    BAD_INPUT = 2
-    INFEASIBLE = 3
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from clusterplan.errors import ConfigError
 from clusterplan.units import UnitError, parse_size
@@ -98,22 +98,56 @@ def write_json(document: object, stream: TextIO) -> None:
     stream.write("\n")
 
 
-def show_progress(args: argparse.Namespace) -> bool:
-    """Progress bars on stderr only for a person: stderr a terminal, and no JSON going to a terminal."""
-    if not sys.stderr.isatty() or getattr(args, "format", "") == "json":
-        return False
-    return bool(getattr(args, "output", None)) or sys.stdout.isatty()
+def show_progress(args: argparse.Namespace, *, rank: int = 0) -> bool:
+    """The one rule for progress displays: on stderr, only for a person watching it.
+
+    That is: stderr is a terminal, the output is not machine-read (``--format json``), and, in a
+    distributed benchmark, this process is rank 0.
+    """
+    return rank == 0 and getattr(args, "format", None) != "json" and sys.stderr.isatty()
+
+
+class ProgressDisplay:
+    """What a command tells its progress display; every method does nothing when the display is off."""
+
+    def __init__(self, bar: Any = None, task: Any = None, description: str = ""):
+        self._bar, self._task, self._description = bar, task, description
+
+    def update(self, done: int, total: int, label: str = "") -> None:
+        """``done`` of ``total`` steps finished (``total`` 0: unknown, a spinner), now on ``label``."""
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total or None, description=self._text(label))
+
+    def say(self, label: str) -> None:
+        """Name the step now running, with no count (a spinner)."""
+        if self._bar is not None:
+            self._bar.update(self._task, description=self._text(label))
+
+    def advance(self, steps: int) -> None:
+        """``steps`` more steps finished."""
+        if self._bar is not None:
+            self._bar.advance(self._task, steps)
+
+    def _text(self, label: str) -> str:
+        return f"{self._description}: {label}" if label else self._description
 
 
 @contextlib.contextmanager
-def progress(total: int, description: str, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr advanced by the yielded callback (None when not ``enabled``)."""
-    if not enabled:
-        yield None
+def progress(args: argparse.Namespace, description: str, *, total: int | None = None,
+             rank: int = 0) -> Iterator[ProgressDisplay]:
+    """A transient progress display on stderr while the block runs, where ``show_progress`` allows one.
+
+    With ``total`` it is a bar; without, a spinner until ``update`` gives a total. Elsewhere the
+    display yielded does nothing, so that callers need no test of their own.
+    """
+    if not show_progress(args, rank=rank):
+        yield ProgressDisplay()
         return
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn
+    from rich.table import Column
 
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda done: bar.advance(task, done)
+    columns = (SpinnerColumn(), BarColumn(bar_width=20), TaskProgressColumn(),
+               TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis")))
+    with Progress(*columns, console=Console(stderr=True), transient=True, redirect_stdout=False) as bar:
+        yield ProgressDisplay(bar, bar.add_task(description, total=total), description)

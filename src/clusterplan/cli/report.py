@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clusterplan.cli.inputs import read_measured
 from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
-                                    show_progress, write_json)
+                                    write_json)
 from clusterplan.plan.report import report
 from clusterplan.report.documents import report_document
 from clusterplan.report.html import render_report
@@ -30,9 +30,9 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, args.overrides)
     measured = read_measured(args.measured) if args.measured else None
-    with scenario.located(), progress(args.samples, "Monte Carlo", show_progress(args)) as advance:
+    with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
         result = report(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer, measured=measured,
-                        progress=advance)
+                        progress=shown.advance)
     title = result.plan.spec.about.name or (Path(args.scenario).stem if args.scenario else "reference scenario")
     document = report_document(result, title=title, source=args.scenario or "reference scenario")
     if args.format == "json":

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, progress, write_json
 
 # Spelled out so that building the parser does not import numpy; tests pin them to sched's own lists.
 POLICY_NAMES = ("fifo", "easy", "conservative", "fairshare")
@@ -55,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         cluster = cluster_for(spec, num_gpus=args.gpus, num_nodes=args.nodes, topology_aware=args.topology_aware)
     trace = _trace(args, cluster.num_gpus).limited_to(cluster.num_gpus)
     policies = POLICY_NAMES if args.compare else (args.policy,)
-    with _progress(args) as on_policy:
-        outcomes = replay(trace, cluster, policies, priority=priority, num_bins=args.bins, on_policy=on_policy)
+    with progress(args, "simulating") as shown:
+        outcomes = replay(trace, cluster, policies, priority=priority, num_bins=args.bins, on_policy=shown.say)
     document = schedule_document(trace=trace, cluster=cluster, outcomes=outcomes,
                                  offered_load=offered_load(trace, cluster.num_gpus),
                                  recorded_mean_wait_s=recorded_mean_wait(trace), scenario=as_table(spec))
@@ -65,20 +64,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(lambda stream: render_schedule(document, stream), args.output)
     return 0
-
-
-@contextlib.contextmanager
-def _progress(args: argparse.Namespace):
-    """A spinner on stderr naming the policy being simulated; silent unless both ends are terminals."""
-    import sys
-
-    if args.format == "json" or args.output or not (sys.stdout.isatty() and sys.stderr.isatty()):
-        yield None
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status("simulating") as status:
-        yield lambda policy: status.update(f"simulating {policy}")
 
 
 def _trace(args: argparse.Namespace, num_gpus: int):

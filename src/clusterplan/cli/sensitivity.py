@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
-                                    show_progress, write_json)
+                                    write_json)
 from clusterplan.plan.sensitivity import analysis
 from clusterplan.report.documents import sensitivity_document
 from clusterplan.report.terminal_analysis import render_sensitivity
@@ -24,8 +24,9 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, args.overrides)
-    with scenario.located(), progress(args.samples, "Monte Carlo", show_progress(args)) as advance:
-        result = analysis(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer, progress=advance)
+    with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
+        result = analysis(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer,
+                          progress=shown.advance)
     document = sensitivity_document(result.sensitivity, spec=result.spec)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)

@@ -236,29 +236,3 @@ def collectives_document(result: Collectives) -> dict[str, Any]:
                                                "mean_abs_error": sum(errors) / len(errors) if errors else 0.0},
         "scenario": as_table(result.spec),
     }
-
-
-BENCH_SCHEMA = "clusterplan.bench/1"
-
-
-def bench_document(*, op: str | None, rows: list[dict], world_size: int | None, num_nodes: int | None = None,
-                   hosts: list[str] | None = None, backend: str = "", versions: dict | None = None,
-                   source: str = "", extra: dict | None = None) -> dict[str, Any]:
-    """Measured collective rows (from the benchmark or an nccl-tests log) as one document.
-
-    A row: {size_bytes, count, dtype, op, redop, root, out_of_place: {time_s, algbw_GBps,
-    busbw_GBps, wrong}, in_place: {...} or None}.
-    """
-    return {"schema": BENCH_SCHEMA, "version": __version__, "op": op, "world_size": world_size,
-            "num_nodes": num_nodes, "hosts": hosts or [], "backend": backend, "versions": versions or {},
-            "source": source, "rows": [{**row, "op": row.get("op", op)} for row in rows], **(extra or {})}
-
-
-def log_document(log: Any, *, source: str) -> dict[str, Any]:
-    """An nccl-tests log (``bench.nccltests.NcclTestsLog``) as a ``clusterplan.bench/1`` document."""
-    from clusterplan.bench.nccltests import rows_as_dicts
-
-    versions = {k: v for k, v in (("nccl-tests", log.version), ("nccl", log.nccl_version)) if v}
-    return bench_document(op=log.op, rows=rows_as_dicts(log), world_size=log.num_ranks, backend="nccl-tests log",
-                          versions=versions, source=source,
-                          extra={"avg_busbw_GBps": log.avg_busbw_GBps})

@@ -1,11 +1,10 @@
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from clusterplan.bench.nccltests import parse_nccl_tests, rows_as_dicts
+from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.errors import ConfigError
 
 DATA = Path(__file__).parent / "data"
@@ -293,20 +292,7 @@ def test_several_tables_of_one_test_are_concatenated():
     assert len(log.rows) == 2 and log.avg_busbw_GBps == 7.5
 
 
-# --- output ------------------------------------------------------------------------------
-
-def test_rows_as_dicts_is_json_ready():
-    """rows_as_dicts gives the clusterplan.bench/1 row shape, numbers as numbers, None as null."""
-    rows = rows_as_dicts(load("oop_only.log"))
-    assert rows[0] == {
-        "size_bytes": 1048576, "count": 32768, "dtype": "float", "redop": "sum", "root": None,
-        "out_of_place": {"time_s": pytest.approx(35.1e-6), "algbw_GBps": 29.87,
-                         "busbw_GBps": 26.14, "wrong": 0, "error": None},
-        "in_place": None,
-    }
-    text = json.dumps(rows_as_dicts(load("p4de_all_reduce.log")))
-    assert json.loads(text)[-1]["in_place"]["busbw_GBps"] == 78.33
-
+# --- results ------------------------------------------------------------------------------
 
 def test_results_are_frozen():
     """NcclTestsLog, Row and Placement cannot be changed after parsing."""
