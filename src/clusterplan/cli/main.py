@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from clusterplan import __version__
+from clusterplan.cli import (bench, calibrate, catalog, collectives, compare, plan, reliability, report, schedule,
+                             sensitivity, train)
 from clusterplan.cli.exits import Exit
 from clusterplan.errors import ConfigError, InfeasiblePlan
 
@@ -20,9 +22,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from clusterplan.cli import (bench, calibrate, catalog, collectives, compare, plan, reliability, report, schedule,
-                                 sensitivity, train)
-
     parser = _Parser(prog="clusterplan", description="Plan, price and prove GPU clusters for ML training.")
     parser.add_argument("--version", action="version", version=f"clusterplan {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")

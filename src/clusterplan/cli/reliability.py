@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
+from dataclasses import replace
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.errors import ConfigError
+from clusterplan.plan.reliability import reliability
+from clusterplan.report.reliability import reliability_document, render_reliability
+from clusterplan.spec import load_scenario
 
 
 def add_parser(commands) -> None:
@@ -23,11 +29,6 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.errors import ConfigError
-    from clusterplan.plan.reliability import reliability
-    from clusterplan.report.reliability import reliability_document
-    from clusterplan.spec import load_scenario
-
     scenario = load_scenario(args.scenario, args.overrides)
     spec = _with_options(scenario.spec, args)
     with scenario.located():
@@ -42,19 +43,12 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
-        from clusterplan.report.reliability import render_reliability
-
         emit(lambda stream: render_reliability(document, stream), args.output)
     return 0
 
 
 def _with_options(spec, args: argparse.Namespace):
     """The scenario with the command-line options applied, so that the echoed scenario is the one used."""
-    import math
-    from dataclasses import replace
-
-    from clusterplan.errors import ConfigError
-
     settings, workload = spec.reliability, spec.workload
     if args.days is not None:
         if not (math.isfinite(args.days) and args.days > 0):
