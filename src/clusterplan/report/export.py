@@ -146,6 +146,8 @@ def training_section(job: Any) -> dict[str, Any]:
     }
     if best is not None:
         out.update(_layout_fields(best, job.options.global_batch))
+        out["step_breakdown_share"] = {part: seconds / best.step.total
+                                       for part, seconds in out["step_breakdown_s"].items()}
         reliability = job.reliability          # None when the cluster has no storage to checkpoint to
         out["goodput"] = job.goodput
         if reliability is not None:
@@ -155,7 +157,8 @@ def training_section(job: Any) -> dict[str, Any]:
             out["tokens"] = job.tokens
             out["time_to_train_s"] = job.time_to_train_s
             out["cost_to_train_usd"] = job.costs_usd["own"]
-            out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+            out["cloud_cost_to_train_usd"] = cloud = {k: v for k, v in job.costs_usd.items() if k != "own"}
+            out["cheapest_cloud_to_train"] = min(cloud, key=cloud.get) if cloud else None
         if job.tokens and reliability is not None:
             effective = job.effective_costs_usd
             out["effective_time_to_train_s"] = job.effective_time_to_train_s

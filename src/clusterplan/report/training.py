@@ -41,11 +41,10 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                      _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)))
         rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
                                                                    doc.get("effective_cost_to_train_usd"), format_usd)))
-        cloud = doc["cloud_cost_to_train_usd"]
-        if cloud:
-            offer = min(cloud, key=cloud.get)
+        offer = doc["cheapest_cloud_to_train"]
+        if offer is not None:
             rows.append((f"Cost to train (cheapest cloud: {offer})",
-                         _raw_effective(cloud[offer], effective.get(offer), format_usd)))
+                         _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)))
     return rows
 
 
@@ -69,10 +68,9 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     if not doc["feasible"]:
         return
     breakdown = new_table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
-    total = doc["step_time_s"]
     for part, seconds in doc["step_breakdown_s"].items():
         if seconds > 0:
-            breakdown.add_row(part, f"{seconds:.3f}", f"{seconds / total:.1%}")
+            breakdown.add_row(part, f"{seconds:.3f}", f"{doc['step_breakdown_share'][part]:.1%}")
     console.print(breakdown)
     memory = new_table("Memory per GPU", "Part", "GiB", right=(1,))
     for part, size in doc["memory_bytes_per_gpu"].items():
