@@ -30,16 +30,19 @@ def add_parser(commands) -> None:
 
 def analyse(scenario, spec, args: argparse.Namespace) -> dict:
     """The ``clusterplan.sensitivity/1`` document for ``spec`` with the sampling options of ``args``."""
+    from clusterplan.catalog import load_catalog
+    from clusterplan.cost.sensitivity import MAX_SAMPLES
     from clusterplan.errors import ConfigError
     from clusterplan.report.documents import sensitivity_document
-    from clusterplan.sensitivity import MAX_SAMPLES, sensitivity
+    from clusterplan.sensitivity import sensitivity
 
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise ConfigError(f"must be between 1 and {MAX_SAMPLES:,}, got {args.samples}", key="--samples")
     if args.seed < 0:
         raise ConfigError(f"must be >= 0, got {args.seed}", key="--seed")
     with scenario.located(), progress(args.samples, "Monte Carlo", show_progress(args)) as advance:
-        result = sensitivity(spec, samples=args.samples, seed=args.seed, offer=args.offer, progress=advance)
+        result = sensitivity(spec, load_catalog(), samples=args.samples, seed=args.seed, offer=args.offer,
+                             progress=advance)
     return sensitivity_document(result, spec=spec)
 
 

@@ -39,7 +39,15 @@ class Plan:
 def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
     """Design and cost of owning the cluster ``spec`` describes."""
     built = design(spec, catalog)
-    return built, costs(built, facility=spec.facility, staff=spec.staff, finance=spec.finance)
+    facility, staff, finance = spec.facility, spec.staff, spec.finance
+    return built, costs(
+        built, electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
+        colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month,
+        maintenance_fraction_per_year=finance.maintenance_fraction_per_year,
+        software_usd_per_gpu_year=finance.software_usd_per_gpu_year, ops_engineers=staff.ops_engineers,
+        setup_engineers=staff.setup_engineers, setup_months=staff.setup_months,
+        loaded_cost_usd_per_year=staff.loaded_cost_usd_per_year, years=finance.years,
+        discount_rate=finance.discount_rate, utilization=finance.utilization)
 
 
 def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
