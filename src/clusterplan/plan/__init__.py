@@ -4,6 +4,6 @@ Every join happens here, once (DESIGN.md, "The flow"); the models below are leav
 renderers above draw what these functions return.
 """
 
-from clusterplan.plan.core import Plan, Rental, own, plan, with_trace_utilization
+from clusterplan.plan.core import Plan, Rental, own, plan, scheduler_cluster, with_trace_utilization
 
-__all__ = ["Plan", "Rental", "own", "plan", "with_trace_utilization"]
+__all__ = ["Plan", "Rental", "own", "plan", "scheduler_cluster", "with_trace_utilization"]

@@ -6,15 +6,19 @@ The one entry point the CLI, the reports and Python users call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clusterplan.catalog import Catalog, CloudOffer, load_catalog
 from clusterplan.checks import design_checks
 from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
-from clusterplan.errors import ConfigError
+from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
+
+if TYPE_CHECKING:  # the scheduler is imported only when a trace is replayed (plan start-up)
+    from clusterplan.sched import Cluster
 
 
 @dataclass(**FROZEN)
@@ -79,13 +83,41 @@ def with_trace_utilization(spec: Spec, trace, catalog: Catalog | None = None) ->
     """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
     from dataclasses import replace
 
-    from clusterplan.sched.replay import achieved_utilization, cluster_for
+    from clusterplan.sched.replay import achieved_utilization
 
-    cluster = cluster_for(spec, catalog=catalog)
+    cluster = scheduler_cluster(spec, catalog or load_catalog())
     achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
     if achieved <= 0:
         raise ConfigError("the trace keeps no GPU busy on this cluster", key="finance.utilization_from_trace")
     return replace(spec, finance=replace(spec.finance, utilization=min(achieved, 1.0)))
+
+
+def scheduler_cluster(spec: Spec, catalog: Catalog, *, num_gpus: int | None = None, num_nodes: int | None = None,
+                      topology_aware: bool = False) -> Cluster:
+    """The scheduler's view (a sched ``Cluster``) of the scenario's cluster: its nodes (or ``num_nodes``, or
+    ``num_gpus`` worth) of its GPUs per node, and the nodes under one leaf switch of its designed fabric
+    (0 where that fabric cannot be designed and placement does not need it)."""
+    from clusterplan.sched import Cluster
+
+    per_node = spec.cluster.gpus_per_node
+    if num_gpus is not None:
+        if num_gpus < 1 or num_gpus % per_node:
+            raise ConfigError(f"must be a positive multiple of the {per_node} GPUs per node, got {num_gpus}",
+                              key="--gpus")
+        num_nodes = num_gpus // per_node
+    if num_nodes is not None and num_nodes < 1:
+        raise ConfigError(f"must be >= 1, got {num_nodes}", key="--nodes")
+    nodes = num_nodes or spec.cluster.num_nodes
+    try:
+        built = design(spec.with_nodes(nodes), catalog.with_prices(spec.prices))
+    except (ConfigError, InfeasiblePlan):
+        if topology_aware:
+            raise
+        nodes_per_leaf = 0
+    else:
+        nodes_per_leaf = max(1, built.topology.endpoints_per_leaf // spec.network.nics_per_node)
+    return Cluster(num_nodes=nodes, gpus_per_node=per_node, nodes_per_leaf=nodes_per_leaf,
+                   topology_aware=topology_aware)
 
 
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:
