@@ -14,10 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from clusterplan.plan import plan
 from clusterplan.sched import Cluster
 from clusterplan.sched.replay import offered_load, replay
 from clusterplan.sched.synthetic import Workload, synthetic
 from clusterplan.sched.traces import read_trace
+from clusterplan.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES_DIR = ROOT.parent / "shared" / "data" / "traces"
@@ -68,9 +70,6 @@ def table(name: str, trace, cluster: Cluster, where: str, own: bool) -> None:
 
 
 def whatif(num_jobs: int) -> None:
-    from clusterplan.plan import plan
-    from clusterplan.spec import load_spec
-
     trace = synthetic(Workload(num_jobs=num_jobs, load=0.85, seed=1), num_gpus=REFERENCE.num_gpus)
     print(f"\nWhat-if: the reference cluster (16 x 8 H100) under {trace.name}; offered load "
           f"{offered_load(trace, REFERENCE.num_gpus):.3f}")

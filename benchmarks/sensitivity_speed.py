@@ -2,11 +2,11 @@
 
 Times, on the reference scenario (or SCENARIO), in this one process:
 
-- ``evaluate``: the closed-form model (sensitivity.evaluate) on N sampled input vectors;
+- ``evaluate``: the closed-form model (cost.sensitivity.evaluate) on N sampled input vectors;
 - ``monte_carlo``: the whole Monte Carlo of ``clusterplan sensitivity`` (draws, evaluation,
   quantiles, rank correlations) for N samples;
 - ``scalar``: the same outputs the long way (sensitivity.scalar_outcome: a perturbed scenario
-  through plan.own, the cloud cost and the break-even search) for M samples in a Python loop.
+  through plan.own, the cloud cost and breakeven_month) for M samples in a Python loop.
 
 Prints the median of R runs of each, the ratio against the scalar loop, and a verdict against
 the target of 100,000 scenario evaluations per second for the Monte Carlo (exit 1 on FAIL).
@@ -22,6 +22,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from clusterplan.catalog import load_catalog
+from clusterplan.cost.sensitivity import draw, evaluate, monte_carlo
+from clusterplan.plan.sensitivity import model as build_model
+from clusterplan.plan.sensitivity import scalar_outcome
+from clusterplan.spec import load_spec
+
 TARGET_PER_S = 100_000
 
 
@@ -35,12 +43,6 @@ def median_seconds(work: Callable[[], object], runs: int) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import numpy as np
-
-    from clusterplan import sensitivity as s
-    from clusterplan.catalog import load_catalog
-    from clusterplan.spec import load_spec
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenario", nargs="?", help="scenario TOML (default: the reference)")
     parser.add_argument("--samples", type=int, default=1_000_000, help="vectorised samples per run (default 1e6)")
@@ -51,17 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--samples, --scalar and --runs must be >= 1")
 
     spec, catalog = load_spec(args.scenario), load_catalog()
-    model = s.model(spec, catalog)
-    theta = s.draw(model, args.samples, np.random.default_rng(0))
+    model = build_model(spec, catalog)
+    theta = draw(model, args.samples, np.random.default_rng(0))
     few = theta[: args.scalar]
-    fast = s.evaluate(model, few)
+    fast = evaluate(model, few)
     for row, point in enumerate(few):   # the two ways agree before either is timed
-        slow = s.scalar_outcome(spec, model, point, catalog)
+        slow = scalar_outcome(spec, model, point, catalog)
         assert abs(fast["tco_usd"][row] - slow.tco_usd) <= 1e-9 * slow.tco_usd
 
-    evaluate_s = median_seconds(lambda: s.evaluate(model, theta), args.runs)
-    monte_carlo_s = median_seconds(lambda: s.monte_carlo(model, samples=args.samples, seed=1), args.runs)
-    scalar_s = median_seconds(lambda: [s.scalar_outcome(spec, model, point, catalog) for point in few], args.runs)
+    evaluate_s = median_seconds(lambda: evaluate(model, theta), args.runs)
+    monte_carlo_s = median_seconds(lambda: monte_carlo(model, samples=args.samples, seed=1), args.runs)
+    scalar_s = median_seconds(lambda: [scalar_outcome(spec, model, point, catalog) for point in few], args.runs)
     rates = {"evaluate (closed form, numpy)": args.samples / evaluate_s,
              "monte_carlo (draw + evaluate + quantiles + ranks)": args.samples / monte_carlo_s,
              "scalar (perturbed scenario through plan.own, loop)": args.scalar / scalar_s}

@@ -37,11 +37,13 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from clusterplan.catalog import load_catalog
     from clusterplan.errors import ConfigError
+    from clusterplan.plan import scheduler_cluster
     from clusterplan.report.schedule import render_schedule, schedule_document
     from clusterplan.sched.priority import parse_multifactor
     from clusterplan.sched.metrics import recorded_mean_wait
-    from clusterplan.sched.replay import cluster_for, offered_load, replay
+    from clusterplan.sched.replay import offered_load, replay
     from clusterplan.schema import as_table
     from clusterplan.spec import load_scenario
 
@@ -51,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"must be between 1 and 1000, got {args.bins}", key="--bins")
     priority = parse_multifactor(args.priority) if args.priority else None
     with scenario.located():
-        cluster = cluster_for(spec, num_gpus=args.gpus, num_nodes=args.nodes, topology_aware=args.topology_aware)
+        cluster = scheduler_cluster(spec, load_catalog(), num_gpus=args.gpus, num_nodes=args.nodes,
+                                    topology_aware=args.topology_aware)
     trace = _trace(args, cluster.num_gpus).limited_to(cluster.num_gpus)
     policies = POLICY_NAMES if args.compare else (args.policy,)
     with progress(args, "simulating") as shown:

@@ -12,10 +12,11 @@ from clusterplan.checks import design_checks
 from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
-from clusterplan.errors import ConfigError
+from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.plan.training import Training, checked_reliability, training
 from clusterplan.sched.jobs import Trace
-from clusterplan.sched.replay import achieved_utilization, cluster_for
+from clusterplan.sched.machine import Cluster
+from clusterplan.sched.replay import achieved_utilization
 from clusterplan.sched.traces import read_trace
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
@@ -43,7 +44,15 @@ class Plan:
 def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
     """Design and cost of owning the cluster ``spec`` describes."""
     built = design(spec, catalog)
-    return built, costs(built, facility=spec.facility, staff=spec.staff, finance=spec.finance)
+    facility, staff, finance = spec.facility, spec.staff, spec.finance
+    return built, costs(
+        built, electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
+        colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month,
+        maintenance_fraction_per_year=finance.maintenance_fraction_per_year,
+        software_usd_per_gpu_year=finance.software_usd_per_gpu_year, ops_engineers=staff.ops_engineers,
+        setup_engineers=staff.setup_engineers, setup_months=staff.setup_months,
+        loaded_cost_usd_per_year=staff.loaded_cost_usd_per_year, years=finance.years,
+        discount_rate=finance.discount_rate, utilization=finance.utilization)
 
 
 def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
@@ -93,11 +102,37 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
 
 def with_trace_utilization(spec: Spec, trace: Trace, catalog: Catalog) -> Spec:
     """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
-    cluster = cluster_for(spec, catalog=catalog)
+    cluster = scheduler_cluster(spec, catalog)
     achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
     if achieved <= 0:
         raise ConfigError("the trace keeps no GPU busy on this cluster", key="finance.utilization_from_trace")
     return replace(spec, finance=replace(spec.finance, utilization=min(achieved, 1.0)))
+
+
+def scheduler_cluster(spec: Spec, catalog: Catalog, *, num_gpus: int | None = None, num_nodes: int | None = None,
+                      topology_aware: bool = False) -> Cluster:
+    """The scheduler's view (a sched ``Cluster``) of the scenario's cluster: its nodes (or ``num_nodes``, or
+    ``num_gpus`` worth) of its GPUs per node, and the nodes under one leaf switch of its designed fabric
+    (0 where that fabric cannot be designed and placement does not need it)."""
+    per_node = spec.cluster.gpus_per_node
+    if num_gpus is not None:
+        if num_gpus < 1 or num_gpus % per_node:
+            raise ConfigError(f"must be a positive multiple of the {per_node} GPUs per node, got {num_gpus}",
+                              key="--gpus")
+        num_nodes = num_gpus // per_node
+    if num_nodes is not None and num_nodes < 1:
+        raise ConfigError(f"must be >= 1, got {num_nodes}", key="--nodes")
+    nodes = num_nodes or spec.cluster.num_nodes
+    try:
+        built = design(spec.with_nodes(nodes), catalog.with_prices(spec.prices))
+    except (ConfigError, InfeasiblePlan):
+        if topology_aware:
+            raise
+        nodes_per_leaf = 0
+    else:
+        nodes_per_leaf = max(1, built.topology.endpoints_per_leaf // spec.network.nics_per_node)
+    return Cluster(num_nodes=nodes, gpus_per_node=per_node, nodes_per_leaf=nodes_per_leaf,
+                   topology_aware=topology_aware)
 
 
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from clusterplan.catalog import Catalog
+from clusterplan.cost.sensitivity import Sensitivity
 from clusterplan.errors import ConfigError
 from clusterplan.perf.collectives import size_sweep
 from clusterplan.plan.collectives import Collectives, Measured, group
 from clusterplan.plan.core import Plan, planned, priced, resolved
 from clusterplan.plan.training import Training, training
+from clusterplan.plan.sensitivity import check_sampling, sensitivity
 from clusterplan.schema import FROZEN
-from clusterplan.plan.sensitivity import check_sampling
-from clusterplan.sensitivity import Sensitivity, sensitivity
 from clusterplan.spec import Spec
 
 COLLECTIVE_SIZES = (2**10, 16 * 2**30)   # 1 KiB .. 16 GiB, factor 2, as nccl-tests -b 1K -e 16G -f 2

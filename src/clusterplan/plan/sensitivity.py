@@ -1,15 +1,25 @@
-"""How TCO, cost per GPU-hour and break-even move with the uncertain prices and rates (docs/sensitivity.md)."""
+"""How TCO, cost per GPU-hour and break-even move with the uncertain prices and rates (docs/sensitivity.md).
+
+``cost.sensitivity`` holds the numbers (the closed-form model, tornado and Monte Carlo); this module
+reads a ``Spec`` and a ``Catalog`` to build its ``Model``, runs the analysis for a command, and runs a
+perturbed scenario the long way for comparison.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from clusterplan.catalog import Catalog
+import numpy as np
+
+from clusterplan.catalog import Catalog, Priced
+from clusterplan.cost import breakeven_month, cloud_cost
+from clusterplan.cost.sensitivity import (MAX_SAMPLES, RATES, Input, Model, Outcome, Sensitivity, monte_carlo,
+                                          spread_input, tornado)
 from clusterplan.errors import ConfigError
-from clusterplan.plan.core import priced, resolved
+from clusterplan.plan.core import own, priced, resolved
 from clusterplan.schema import FROZEN
-from clusterplan.sensitivity import MAX_SAMPLES, Sensitivity, sensitivity
 from clusterplan.spec import Spec
 
 
@@ -37,3 +47,90 @@ def check_sampling(samples: int, seed: int) -> None:
         raise ConfigError(f"must be between 1 and {MAX_SAMPLES:,}, got {samples}", key="--samples")
     if seed < 0:
         raise ConfigError(f"must be >= 0, got {seed}", key="--seed")
+
+
+def model(spec: Spec, catalog: Catalog, *, offer: str | None = None) -> Model:
+    """The cost model of ``spec``: its design's quantities and every uncertain input.
+
+    ``offer``: the cloud offer break-even is measured against (default: the first of ``cloud.offers``).
+    """
+    catalog = catalog.with_prices(spec.prices)
+    built, owned = own(spec, catalog)
+    offer = offer if offer is not None else (spec.cloud.offers[0] if spec.cloud.offers else None)
+    offer_entry = catalog.get("cloud", offer, key="--offer") if offer else None
+    weights: dict[str, list[float]] = {}   # input key -> [capex weight, one-off weight]
+    inputs: list[Input] = []
+
+    def add(item: Input, capex: float = 0.0, one_off: float = 0.0) -> None:
+        if item.key not in weights:
+            inputs.append(item)
+            weights[item.key] = [0.0, 0.0]
+        weights[item.key][0] += capex
+        weights[item.key][1] += one_off
+
+    for line in owned.bom:
+        add(_price_input(catalog, line.catalog_id), capex=line.quantity)
+    for line in owned.one_off:
+        if line.catalog_id:
+            add(_price_input(catalog, line.catalog_id), one_off=line.quantity)
+    if offer:
+        add(_price_input(catalog, offer))
+    sections = {"facility": spec.facility, "staff": spec.staff, "finance": spec.finance}
+    engineer_years = sum(line.quantity for line in owned.one_off if not line.catalog_id)
+    for key, name, unit, bounds in RATES:
+        section, _, field = key.partition(".")
+        item = spread_input(key, name, unit, getattr(sections[section], field), bounds)
+        add(item, one_off=engineer_years if key == "staff.loaded_cost_usd_per_year" else 0.0)
+    return Model(inputs=tuple(inputs), capex_weights=tuple(weights[item.key][0] for item in inputs),
+                 one_off_weights=tuple(weights[item.key][1] for item in inputs),
+                 typical_power_w=built.it_typical_power_w, power_w=built.it_power_w,
+                 ops_engineers=spec.staff.ops_engineers, years=spec.finance.years, num_gpus=built.num_gpus,
+                 offer=offer or None, offer_pay_per_use=offer_entry is not None and not offer_entry.term_years)
+
+
+def _price_input(catalog: Catalog, entry_id: str) -> Input:
+    _, entry = catalog.find(entry_id)
+    assert isinstance(entry, Priced)
+    low, high = entry.price_low_usd, entry.price_high_usd
+    if low is None and high is None:
+        return spread_input(f"prices.{entry_id}", entry.name, f"USD per {entry.per}", entry.price_usd,
+                            (0.0, np.inf))
+    return Input(key=f"prices.{entry_id}", name=entry.name, unit=f"USD per {entry.per}", nominal=entry.price_usd,
+                 low=entry.price_usd if low is None else low, high=entry.price_usd if high is None else high,
+                 range_source="catalog")
+
+
+def sensitivity(spec: Spec, catalog: Catalog, *, samples: int, seed: int, offer: str | None = None,
+                progress: Callable[[int], None] | None = None) -> Sensitivity:
+    """Tornado and Monte Carlo of the scenario's TCO, cost per GPU-hour and break-even."""
+    built = model(spec, catalog, offer=offer)
+    nominal, swings = tornado(built)
+    return Sensitivity(model=built, nominal=nominal, tornado=swings,
+                       monte_carlo=monte_carlo(built, samples=samples, seed=seed, progress=progress))
+
+
+def perturbed(spec: Spec, model: Model, values) -> Spec:
+    """``spec`` with every input of ``model`` set to ``values`` (prices as ``[prices]`` overrides)."""
+    prices = dict(spec.prices)
+    sections: dict[str, dict[str, float]] = {}
+    for item, value in zip(model.inputs, values):
+        section, _, name = item.key.partition(".")
+        if section == "prices":
+            prices[name] = float(value)
+        else:
+            sections.setdefault(section, {})[name] = float(value)
+    changed = {section: dataclasses.replace(getattr(spec, section), **fields) for section, fields in sections.items()}
+    return dataclasses.replace(spec, prices=prices, **changed)
+
+
+def scalar_outcome(spec: Spec, model: Model, values, catalog: Catalog) -> Outcome:
+    """The outputs at ``values`` computed the long way: a perturbed scenario through ``plan.own``."""
+    changed = perturbed(spec, model, values)
+    catalog = catalog.with_prices(changed.prices)
+    built, owned = own(changed, catalog)
+    month = None
+    if model.offer:
+        rent = cloud_cost(catalog.get("cloud", model.offer), num_gpus=built.num_gpus,
+                          utilization=changed.finance.utilization, years=changed.finance.years)
+        month = breakeven_month(owned, rent)
+    return Outcome(tco_usd=owned.tco_usd, cost_per_gpu_hour_usd=owned.cost_per_gpu_hour_usd, breakeven_month=month)

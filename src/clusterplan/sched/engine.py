@@ -28,6 +28,7 @@ from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster, Machine
+from clusterplan.sched.policies import POLICIES
 
 SUBMIT, FINISH, WAKEUP = 0, 1, 2
 
@@ -94,8 +95,6 @@ PolicyFactory = Callable[..., object]
 
 def simulate(trace: Trace, cluster: Cluster, policy: str | PolicyFactory = "easy", **options) -> Schedule:
     """Replay ``trace`` on ``cluster`` under ``policy`` (a name in ``POLICIES`` or a factory)."""
-    from clusterplan.sched.policies import POLICIES
-
     if isinstance(policy, str):
         if policy not in POLICIES:
             raise ConfigError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}", key="--policy")

@@ -33,7 +33,7 @@ import numpy as np
 
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN, check
-from clusterplan.sched.policies import Easy
+from clusterplan.sched.easy import Easy
 
 DAY_S = 86400.0
 

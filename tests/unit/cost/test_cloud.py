@@ -1,9 +1,9 @@
 import dataclasses
 
+import numpy as np
 import pytest
 
-from clusterplan.cost import burst_fraction, cloud_cost, hybrid
-from clusterplan.cost.cloud import breakeven_month
+from clusterplan.cost import breakeven_month, breakeven_months, burst_fraction, cloud_cost, hybrid
 
 
 def offer(catalog, pricing):
@@ -49,3 +49,23 @@ def test_hybrid_picks_the_cheapest_split(catalog):
     assert cheap.owned_nodes == 16 and cheap.burst_gpu_hours_per_year == 0
     assert dear.owned_nodes == 0
     assert dear.total_usd == pytest.approx(16 * 8 * 8760 * 0.8 * 2.0 * 3)
+
+
+def test_breakeven_edge_cases():
+    """Nothing up front breaks even at month 0; renting cheaper than running never does; rounding lands on the month."""
+    upfront, opex, rent = np.array([0.0, 100.0, 1200.0, 1200.0]), np.array([10.0, 50.0, 0.0, 0.0]), \
+        np.array([5.0, 40.0, 1200.0, 100.0])
+    months = breakeven_months(upfront_usd=upfront, opex_usd_per_year=opex, rent_usd_per_year=rent, horizon_months=36)
+    assert months[0] == 0 and np.isinf(months[1]) and months[2] == 12 and np.isinf(months[3])
+
+
+def test_breakeven_of_arrays_is_breakeven_of_each_element():
+    """The array form gives, element by element, what it gives for one float, as a month-by-month search finds it."""
+    rng = np.random.default_rng(5)
+    upfront, opex, rent = rng.uniform(0, 1e6, 200), rng.uniform(0, 2e5, 200), rng.uniform(0, 1e6, 200)
+    months = breakeven_months(upfront_usd=upfront, opex_usd_per_year=opex, rent_usd_per_year=rent, horizon_months=36)
+    for row in range(200):
+        one = breakeven_months(upfront_usd=float(upfront[row]), opex_usd_per_year=float(opex[row]),
+                               rent_usd_per_year=float(rent[row]), horizon_months=36)
+        reached = [m for m in range(37) if rent[row] * m / 12 >= upfront[row] + opex[row] * m / 12]
+        assert one == months[row] == (reached[0] if reached else np.inf)

@@ -1,6 +1,8 @@
+import numpy as np
 import pytest
 
-from clusterplan.cost import HOURS_PER_YEAR, electricity_usd_per_year
+from clusterplan.cost import (HOURS_PER_YEAR, electricity_usd_per_year, net_present_cost_usd, opex_lines_usd_per_year,
+                              total_cost_of_ownership_usd)
 from clusterplan.plan import plan
 
 
@@ -67,3 +69,26 @@ def test_price_override_flows_into_capex(reference, catalog):
     cheaper = plan(replace(reference, prices={"h100-sxm": 30_000.0}), catalog).costs.capex_usd
     delta = 128 * (catalog.get("gpus", "h100-sxm").price_usd - 30_000)
     assert base - cheaper == pytest.approx(delta)
+
+
+def test_formulas_take_arrays_as_they_take_floats(reference_plan, reference):
+    """The opex lines, TCO and NPV of an array of rates are, element by element, those of each rate alone."""
+    design, facility = reference_plan.design, reference.facility
+    prices = np.array([0.06, facility.electricity_usd_per_kwh, 0.30])
+
+    def lines(price):
+        return opex_lines_usd_per_year(
+            typical_power_w=design.it_typical_power_w, power_w=design.it_power_w, pue=design.pue,
+            electricity_usd_per_kwh=price, colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month,
+            capex_usd=reference_plan.costs.capex_usd, maintenance_fraction_per_year=0.1, ops_engineers=2,
+            loaded_cost_usd_per_year=252_000, num_gpus=design.num_gpus, software_usd_per_gpu_year=4_500)
+
+    together = sum(lines(prices).values())
+    alone = [sum(lines(float(price)).values()) for price in prices]
+    assert list(together) == alone
+    assert alone[1] == reference_plan.costs.opex_total_usd_per_year
+    tco = total_cost_of_ownership_usd(upfront_usd=1e6, opex_usd_per_year=together, years=3)
+    npv = net_present_cost_usd(upfront_usd=1e6, opex_usd_per_year=together, years=3, discount_rate=0.08)
+    for row, opex in enumerate(alone):
+        assert tco[row] == total_cost_of_ownership_usd(upfront_usd=1e6, opex_usd_per_year=opex, years=3)
+        assert npv[row] == net_present_cost_usd(upfront_usd=1e6, opex_usd_per_year=opex, years=3, discount_rate=0.08)

@@ -4,7 +4,9 @@ import math
 
 import pytest
 
+from clusterplan.errors import ConfigError
 from clusterplan.sched import Cluster, Multifactor, simulate
+from clusterplan.sched.policies import Fifo
 from sched_cases import jobs, starts
 
 # J0 holds 3 of 4 GPUs until 10; J1 (4 GPUs) must wait for it: its reservation is t=10 with no GPU to spare.
@@ -118,16 +120,12 @@ def test_an_empty_cluster_starts_jobs_at_once(policy):
 
 def test_unknown_policy_is_a_config_error():
     """A policy name that is not registered names the choices."""
-    from clusterplan.errors import ConfigError
-
     with pytest.raises(ConfigError, match="fifo, easy, conservative, fairshare"):
         simulate(SHORT_FILLER, Cluster(num_nodes=4, gpus_per_node=1), "sjf")
 
 
 def test_a_policy_is_a_plug_in():
     """Any factory with the Policy interface can be simulated: a FIFO that reports its own name."""
-    from clusterplan.sched.policies import Fifo
-
     class Named(Fifo):
         name = "mine"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from clusterplan.errors import ConfigError
-from clusterplan.sched import Cluster, Multifactor, parse_multifactor
+from clusterplan.sched import Cluster, Multifactor, make_trace, parse_multifactor, simulate
 from clusterplan.sched.engine import Jobs
 from clusterplan.sched.machine import Machine
 from clusterplan.sched.priority import FairShare
@@ -60,8 +60,6 @@ def test_parse_multifactor_options():
 
 def test_partition_factor_orders_the_queue():
     """Two waiting jobs of one user: the one in the partition with factor 1 goes first."""
-    from clusterplan.sched import make_trace, simulate
-
     trace = make_trace(name="p", format="test", job_id=[0, 1, 2], submit_s=[0, 1, 2], run_s=[10, 10, 10],
                        estimate_s=[10, 10, 10], gpus=[1, 1, 1], partition=[0, 0, 1], partitions=("cpu", "gpu"))
     schedule = simulate(trace, Cluster(num_nodes=1, gpus_per_node=1), "fairshare",

@@ -3,15 +3,15 @@
 The design fixes every quantity (GPUs, switches, kW, engineer-years); what is
 uncertain is the price or rate each quantity is multiplied by. With those as a
 vector ``theta`` every output is a closed form, evaluated for many ``theta`` at
-once with numpy:
+once with numpy by the formulas of ``cost.tco`` and ``cost.cloud`` themselves:
 
     capex       = sum_i q_i theta_i                     BoM quantities x unit prices
     one_off     = nodes x theta_integration + setup engineer-years x theta_loaded_cost
-    opex / year = kWh_typical x theta_pue x theta_electricity + kW_max x 12 x theta_colocation
-                  + capex x theta_maintenance + ops engineers x theta_loaded_cost + GPUs x theta_software
+    opex / year = the five lines of ``opex_lines_usd_per_year`` at the sampled rates
     TCO         = capex + one_off + years x opex
     $/GPU-hour  = TCO / (GPUs x 8,760 x theta_utilization x years)
-    break-even  = first month m in 0 .. 12 x years with  rent_year x m / 12 >= capex + one_off + opex x m / 12,
+    break-even  = ``breakeven_months``: the first month m in 0 .. 12 x years with
+                  rent_year x m / 12 >= capex + one_off + opex x m / 12,
                   rent_year = GPUs x 8,760 x (theta_utilization, or 1 when reserved) x theta_offer_price
 
 Inputs vary over the catalog's low/high where sources disagree, otherwise
@@ -19,22 +19,22 @@ Inputs vary over the catalog's low/high where sources disagree, otherwise
 low and high end; the Monte Carlo draws every input from a triangular
 distribution (low, nominal, high), seeded, and ranks the inputs by their
 Spearman rank correlation with each output.
+
+Numbers only: building a ``Model`` from a scenario and a catalog is the caller's work.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from clusterplan.catalog import Catalog, Priced, load_catalog
-from clusterplan.cost import HOURS_PER_YEAR, cloud_cost
-from clusterplan.cost.cloud import breakeven_month
+from clusterplan.cost.cloud import billed_gpu_hours_per_year, breakeven_months
+from clusterplan.cost.tco import (HOURS_PER_YEAR, delivered_gpu_hours_per_year, total_cost_of_ownership_usd,
+                                  usd_per_gpu_hour)
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
-from clusterplan.spec import Spec
 
 SPREAD = 0.20          # +-20 % where the catalog gives no range
 CHUNK = 50_000         # Monte Carlo samples drawn and evaluated at a time
@@ -72,13 +72,18 @@ class Input:
 
 @dataclass(**FROZEN)
 class Model:
-    """The scenario's outputs as closed forms in the inputs; quantities fixed by the design."""
+    """The scenario's outputs as closed forms in the inputs; quantities fixed by the design.
+
+    ``inputs`` holds one ``Input`` per BoM and one-off price, the offer's price (when there is an offer)
+    and one per ``RATES`` key.
+    """
 
     inputs: tuple[Input, ...]
     capex_weights: tuple[float, ...]      # per input: quantity bought at that price
     one_off_weights: tuple[float, ...]
-    opex_weights: tuple[float, ...]       # the linear part of the yearly opex
-    typical_kwh_per_year: float           # x PUE x electricity price
+    typical_power_w: float                # average IT draw: x PUE x electricity price
+    power_w: float                        # nameplate IT power: x colocation rate
+    ops_engineers: float                  # x loaded engineer cost, a year
     years: int
     num_gpus: int
     offer: str | None                     # the cloud offer break-even is measured against
@@ -148,65 +153,8 @@ class Sensitivity:
     monte_carlo: MonteCarlo
 
 
-def model(spec: Spec, catalog: Catalog | None = None, *, offer: str | None = None) -> Model:
-    """The affine cost model of ``spec``: its design's quantities and every uncertain input."""
-    from clusterplan.plan import own
-
-    catalog = (catalog or load_catalog()).with_prices(spec.prices)
-    built, owned = own(spec, catalog)
-    offer = offer if offer is not None else (spec.cloud.offers[0] if spec.cloud.offers else None)
-    offer_entry = None
-    inputs: list[Input] = []
-    weights: dict[str, list[float]] = {}
-
-    def add(item: Input, capex: float = 0.0, one_off: float = 0.0, opex: float = 0.0) -> None:
-        if item.key not in weights:
-            inputs.append(item)
-            weights[item.key] = [0.0, 0.0, 0.0]
-        for slot, value in enumerate((capex, one_off, opex)):
-            weights[item.key][slot] += value
-
-    for line in owned.bom:
-        add(_price_input(catalog, line.catalog_id), capex=line.quantity)
-    for line in owned.one_off:
-        if line.catalog_id:
-            add(_price_input(catalog, line.catalog_id), one_off=line.quantity)
-    if offer:
-        offer_entry = catalog.get("cloud", offer, key="--offer")
-        add(_price_input(catalog, offer))
-    values = {"facility": spec.facility, "staff": spec.staff, "finance": spec.finance}
-    engineer_years = sum(line.quantity for line in owned.one_off if not line.catalog_id)
-    for key, name, unit, bounds in RATES:
-        section, _, field = key.partition(".")
-        item = _spread_input(key, name, unit, getattr(values[section], field), bounds)
-        if key == "staff.loaded_cost_usd_per_year":
-            add(item, one_off=engineer_years, opex=spec.staff.ops_engineers)
-        elif key == "facility.colocation_usd_per_kw_month":
-            add(item, opex=built.it_power_w / 1e3 * 12)
-        elif key == "finance.software_usd_per_gpu_year":
-            add(item, opex=built.num_gpus)
-        else:
-            add(item)
-    columns = list(zip(*(weights[item.key] for item in inputs)))
-    return Model(inputs=tuple(inputs), capex_weights=columns[0], one_off_weights=columns[1],
-                 opex_weights=columns[2], typical_kwh_per_year=built.it_typical_power_w / 1e3 * HOURS_PER_YEAR,
-                 years=spec.finance.years, num_gpus=built.num_gpus, offer=offer or None,
-                 offer_pay_per_use=offer_entry is not None and not offer_entry.term_years)
-
-
-def _price_input(catalog: Catalog, entry_id: str) -> Input:
-    _, entry = catalog.find(entry_id)
-    assert isinstance(entry, Priced)
-    low, high = entry.price_low_usd, entry.price_high_usd
-    if low is None and high is None:
-        return _spread_input(f"prices.{entry_id}", entry.name, f"USD per {entry.per}", entry.price_usd,
-                             (0.0, np.inf))
-    return Input(key=f"prices.{entry_id}", name=entry.name, unit=f"USD per {entry.per}", nominal=entry.price_usd,
-                 low=entry.price_usd if low is None else low, high=entry.price_usd if high is None else high,
-                 range_source="catalog")
-
-
-def _spread_input(key: str, name: str, unit: str, nominal: float, bounds: tuple[float, float]) -> Input:
+def spread_input(key: str, name: str, unit: str, nominal: float, bounds: tuple[float, float]) -> Input:
+    """``nominal`` +-20 %, kept inside ``bounds`` (lowest, highest allowed)."""
     low = min(max(nominal * (1 - SPREAD), bounds[0]), nominal)
     high = max(min(nominal * (1 + SPREAD), bounds[1]), nominal)
     return Input(key=key, name=name, unit=unit, nominal=float(nominal), low=float(low), high=float(high),
@@ -216,36 +164,43 @@ def _spread_input(key: str, name: str, unit: str, nominal: float, bounds: tuple[
 def evaluate(model: Model, theta: np.ndarray) -> dict[str, np.ndarray]:
     """Outputs for each row of ``theta`` (samples x inputs); break-even ``inf`` = never."""
     theta = np.atleast_2d(np.asarray(theta, dtype=float))
+
+    def rate(key: str) -> np.ndarray:
+        return theta[:, model.index(key)]
+
     capex = theta @ np.asarray(model.capex_weights)
     upfront = capex + theta @ np.asarray(model.one_off_weights)
-    energy = model.typical_kwh_per_year * theta[:, model.index("facility.pue")] \
-        * theta[:, model.index("facility.electricity_usd_per_kwh")]
-    opex = (energy + theta @ np.asarray(model.opex_weights)
-            + capex * theta[:, model.index("finance.maintenance_fraction_per_year")])
-    tco = upfront + model.years * opex
-    utilization = theta[:, model.index("finance.utilization")]
-    delivered = model.num_gpus * HOURS_PER_YEAR * utilization
-    out = {"tco_usd": tco, "cost_per_gpu_hour_usd": tco / (delivered * model.years), "capex_usd": capex,
-           "opex_usd_per_year": opex}
+    opex = _opex_usd_per_year(model, theta, capex)
+    tco = total_cost_of_ownership_usd(upfront_usd=upfront, opex_usd_per_year=opex, years=model.years)
+    utilization = rate("finance.utilization")
+    delivered = delivered_gpu_hours_per_year(num_gpus=model.num_gpus, utilization=utilization)
+    out = {"tco_usd": tco, "cost_per_gpu_hour_usd": usd_per_gpu_hour(total_usd=tco, gpu_hours_per_year=delivered,
+                                                                     years=model.years),
+           "capex_usd": capex, "opex_usd_per_year": opex}
     if model.offer:
-        billed = delivered if model.offer_pay_per_use else np.full_like(tco, model.num_gpus * HOURS_PER_YEAR)
-        rent = billed * theta[:, model.index(f"prices.{model.offer}")]
-        out["breakeven_months"] = _breakeven(upfront, opex, rent, model.horizon_months)
+        billed = billed_gpu_hours_per_year(num_gpus=model.num_gpus, utilization=utilization,
+                                           reserved=not model.offer_pay_per_use)
+        out["breakeven_months"] = breakeven_months(upfront_usd=upfront, opex_usd_per_year=opex,
+                                                   rent_usd_per_year=billed * rate(f"prices.{model.offer}"),
+                                                   horizon_months=model.horizon_months)
     return out
 
 
-def _breakeven(upfront: np.ndarray, opex: np.ndarray, rent: np.ndarray, horizon: int) -> np.ndarray:
-    """First whole month with rent x m / 12 >= upfront + opex x m / 12, as ``breakeven_month`` counts."""
-    def rented_more(month: np.ndarray) -> np.ndarray:
-        return rent * month / 12 >= upfront + opex * month / 12
+def _opex_usd_per_year(model: Model, theta: np.ndarray, capex: np.ndarray) -> np.ndarray:
+    """The yearly opex of ``opex_lines_usd_per_year``, summed in the order the recorded outputs were computed in.
 
-    gap = rent - opex
-    with np.errstate(divide="ignore", invalid="ignore"):
-        guess = np.where(gap > 0, np.ceil(12 * upfront / np.where(gap > 0, gap, 1.0)), horizon + 1.0)
-    month = np.clip(np.where(upfront <= 0, 0.0, guess), 0, horizon + 1)
-    month = np.where((month > 0) & rented_more(month - 1), month - 1, month)   # the division's rounding, both ways
-    month = np.where((month <= horizon) & ~rented_more(month), month + 1, month)
-    return np.where((month <= horizon) & rented_more(month), month, np.inf)
+    The same five lines, multiplied and added in another order: electricity as typical kWh x PUE x price,
+    colocation, staff and software as one dot product of their design quantities with the rates, maintenance
+    last. The result differs from the sum of ``opex_lines_usd_per_year`` only in the last bits of a float; the
+    golden output of ``clusterplan sensitivity --format json`` pins those bits (tests/cli/golden).
+    """
+    quantities = np.zeros(len(model.inputs))
+    quantities[model.index("facility.colocation_usd_per_kw_month")] = model.power_w / 1e3 * 12
+    quantities[model.index("staff.loaded_cost_usd_per_year")] = model.ops_engineers
+    quantities[model.index("finance.software_usd_per_gpu_year")] = model.num_gpus
+    energy = (model.typical_power_w / 1e3 * HOURS_PER_YEAR * theta[:, model.index("facility.pue")]
+              * theta[:, model.index("facility.electricity_usd_per_kwh")])
+    return energy + theta @ quantities + capex * theta[:, model.index("finance.maintenance_fraction_per_year")]
 
 
 def _outcome(values: dict[str, np.ndarray], row: int = 0) -> Outcome:
@@ -344,41 +299,3 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     x, y = x - x.mean(), y - y.mean()
     scale = np.sqrt((x * x).sum() * (y * y).sum())
     return float((x * y).sum() / scale) if scale > 0 else 0.0
-
-
-def sensitivity(spec: Spec, catalog: Catalog | None = None, *, samples: int, seed: int, offer: str | None = None,
-                progress: Callable[[int], None] | None = None) -> Sensitivity:
-    """Tornado and Monte Carlo of the scenario's TCO, cost per GPU-hour and break-even."""
-    built = model(spec, catalog, offer=offer)
-    nominal, swings = tornado(built)
-    return Sensitivity(model=built, nominal=nominal, tornado=swings,
-                       monte_carlo=monte_carlo(built, samples=samples, seed=seed, progress=progress))
-
-
-def perturbed(spec: Spec, model: Model, values) -> Spec:
-    """``spec`` with every input of ``model`` set to ``values`` (prices as ``[prices]`` overrides)."""
-    prices = dict(spec.prices)
-    sections: dict[str, dict[str, float]] = {}
-    for item, value in zip(model.inputs, values):
-        section, _, name = item.key.partition(".")
-        if section == "prices":
-            prices[name] = float(value)
-        else:
-            sections.setdefault(section, {})[name] = float(value)
-    changed = {section: dataclasses.replace(getattr(spec, section), **fields) for section, fields in sections.items()}
-    return dataclasses.replace(spec, prices=prices, **changed)
-
-
-def scalar_outcome(spec: Spec, model: Model, values, catalog: Catalog | None = None) -> Outcome:
-    """The outputs at ``values`` computed the long way: a perturbed scenario through ``plan.own``."""
-    from clusterplan.plan import own
-
-    changed = perturbed(spec, model, values)
-    catalog = (catalog or load_catalog()).with_prices(changed.prices)
-    built, owned = own(changed, catalog)
-    month = None
-    if model.offer:
-        rent = cloud_cost(catalog.get("cloud", model.offer), num_gpus=built.num_gpus,
-                          utilization=changed.finance.utilization, years=changed.finance.years)
-        month = breakeven_month(owned, rent)
-    return Outcome(tco_usd=owned.tco_usd, cost_per_gpu_hour_usd=owned.cost_per_gpu_hour_usd, breakeven_month=month)

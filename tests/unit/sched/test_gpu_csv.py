@@ -1,0 +1,31 @@
+"""The GPU-cluster CSV reader: Helios, Alibaba and Tiresias columns, bad rows."""
+
+import pytest
+
+from clusterplan.errors import ConfigError
+from clusterplan.sched.gpu_csv import parse_gpu_csv
+from trace_texts import ALIBABA, HELIOS, TIRESIAS
+
+
+def test_helios_csv():
+    """Helios/Acme columns: GPU jobs kept, CPU-only dropped, duration as run, 'queue' not taken as a queue."""
+    trace = parse_gpu_csv(HELIOS, name="h.csv")
+    assert trace.gpus.tolist() == [8, 16] and trace.run_s.tolist() == [3600.0, 600.0]
+    assert trace.submit_s.tolist() == [0.0, 120.0] and trace.recorded_wait_s.tolist() == [30.0, 180.0]
+    assert [trace.queues[q] for q in trace.queue] == ["vcA", "vcA"] and trace.dropped == {"no GPUs requested": 1}
+    assert trace.exact_estimates == 2
+
+
+def test_alibaba_pod_csv():
+    """Alibaba pods: run = deletion - scheduled, never-scheduled pods dropped, qos as the queue."""
+    trace = parse_gpu_csv(ALIBABA)
+    assert trace.run_s.tolist() == [12537496.0, 240.0] and trace.recorded_wait_s.tolist() == [0.0, 60.0]
+    assert trace.dropped == {"never started": 1}
+
+
+def test_tiresias_csv_and_bad_row():
+    """Tiresias rows read; a short row is an error at its line unless skipped."""
+    assert parse_gpu_csv(TIRESIAS).gpus.tolist() == [1, 8]
+    with pytest.raises(ConfigError, match=r"t.csv:4: bad CSV line: expected 7 fields, got 3"):
+        parse_gpu_csv(TIRESIAS + "2,4,60\n", name="t.csv")
+    assert parse_gpu_csv(TIRESIAS + "2,4,60\n", skip_bad=True).num_bad_lines == 1

@@ -1,0 +1,51 @@
+"""The SWF reader: the fields it needs, header comments, bad lines."""
+
+import math
+
+import pytest
+
+from clusterplan.errors import ConfigError
+from clusterplan.sched.swf import parse_swf
+from trace_texts import SWF
+
+
+def test_swf_reads_the_fields_it_needs():
+    """Float times, allocated else requested processors, request as estimate, run cut at the request."""
+    trace = parse_swf(SWF, name="t.swf")
+    assert trace.job_id.tolist() == [1, 2, 4]
+    assert trace.submit_s.tolist() == [0.0, 5.5, 8.0]
+    assert trace.gpus.tolist() == [4, 8, 2]
+    assert trace.run_s.tolist() == [100.5, 50.0, 100.0] and trace.estimate_s.tolist() == [200.0, 50.0, 100.0]
+    assert trace.user.tolist() == [3, 4, 3] and trace.partition.tolist() == [2, 1, 1]
+    assert trace.num_truncated == 1 and trace.exact_estimates == 1
+    assert trace.dropped == {"unknown or zero run time": 1}
+    assert trace.recorded_wait_s[0] == 10 and math.isnan(trace.recorded_wait_s[1])
+
+
+def test_swf_header_comments():
+    """Header keys with or without a space after ';', repeated keys kept, MaxProcs as the machine size."""
+    trace = parse_swf(SWF)
+    assert trace.max_gpus == 64 and trace.header["Note"] == "first note | second note"
+
+
+def test_swf_bad_line_names_its_number():
+    """A line with 17 fields is an error at its line number, with the --skip-bad hint."""
+    text = SWF + "    5   9  0  10  1 -1 -1 1 10 -1 1 3 1 -1 1 1 -1\n"
+    with pytest.raises(ConfigError) as error:
+        parse_swf(text, name="t.swf")
+    assert str(error.value).startswith("t.swf:10: bad SWF line: expected 18 fields, got 17")
+    assert "--skip-bad" in str(error.value)
+
+
+def test_swf_non_number_names_the_field():
+    """A non-numeric field is reported by number and name."""
+    text = SWF.replace("    2       5.5", "    2       5x5")
+    with pytest.raises(ConfigError, match=r"t.swf:7: .*field 2 \(submit\) is not a number: '5x5'"):
+        parse_swf(text, name="t.swf")
+
+
+def test_skip_bad_counts_and_skips():
+    """--skip-bad: the two bad lines are skipped and counted, the good jobs kept."""
+    text = SWF + "garbage\n    6 9 0 10 1 -1 -1 1 10 -1 1 3 1 -1 1 1 -1 -1 99\n"
+    trace = parse_swf(text, skip_bad=True)
+    assert trace.num_bad_lines == 2 and trace.num_jobs == 3
