@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterplan.cost.cloud import billed_gpu_hours_per_year, breakeven_months
-from clusterplan.cost.tco import (HOURS_PER_YEAR, delivered_gpu_hours_per_year, total_cost_of_ownership_usd,
+from clusterplan.cost.tco import (delivered_gpu_hours_per_year, opex_lines_usd_per_year, total_cost_of_ownership_usd,
                                   usd_per_gpu_hour)
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
@@ -170,7 +170,13 @@ def evaluate(model: Model, theta: np.ndarray) -> dict[str, np.ndarray]:
 
     capex = theta @ np.asarray(model.capex_weights)
     upfront = capex + theta @ np.asarray(model.one_off_weights)
-    opex = _opex_usd_per_year(model, theta, capex)
+    opex = sum(opex_lines_usd_per_year(
+        typical_power_w=model.typical_power_w, power_w=model.power_w, pue=rate("facility.pue"),
+        electricity_usd_per_kwh=rate("facility.electricity_usd_per_kwh"),
+        colocation_usd_per_kw_month=rate("facility.colocation_usd_per_kw_month"), capex_usd=capex,
+        maintenance_fraction_per_year=rate("finance.maintenance_fraction_per_year"),
+        ops_engineers=model.ops_engineers, loaded_cost_usd_per_year=rate("staff.loaded_cost_usd_per_year"),
+        num_gpus=model.num_gpus, software_usd_per_gpu_year=rate("finance.software_usd_per_gpu_year")).values())
     tco = total_cost_of_ownership_usd(upfront_usd=upfront, opex_usd_per_year=opex, years=model.years)
     utilization = rate("finance.utilization")
     delivered = delivered_gpu_hours_per_year(num_gpus=model.num_gpus, utilization=utilization)
@@ -184,23 +190,6 @@ def evaluate(model: Model, theta: np.ndarray) -> dict[str, np.ndarray]:
                                                    rent_usd_per_year=billed * rate(f"prices.{model.offer}"),
                                                    horizon_months=model.horizon_months)
     return out
-
-
-def _opex_usd_per_year(model: Model, theta: np.ndarray, capex: np.ndarray) -> np.ndarray:
-    """The yearly opex of ``opex_lines_usd_per_year``, summed in the order the recorded outputs were computed in.
-
-    The same five lines, multiplied and added in another order: electricity as typical kWh x PUE x price,
-    colocation, staff and software as one dot product of their design quantities with the rates, maintenance
-    last. The result differs from the sum of ``opex_lines_usd_per_year`` only in the last bits of a float; the
-    golden output of ``clusterplan sensitivity --format json`` pins those bits (tests/cli/golden).
-    """
-    quantities = np.zeros(len(model.inputs))
-    quantities[model.index("facility.colocation_usd_per_kw_month")] = model.power_w / 1e3 * 12
-    quantities[model.index("staff.loaded_cost_usd_per_year")] = model.ops_engineers
-    quantities[model.index("finance.software_usd_per_gpu_year")] = model.num_gpus
-    energy = (model.typical_power_w / 1e3 * HOURS_PER_YEAR * theta[:, model.index("facility.pue")]
-              * theta[:, model.index("facility.electricity_usd_per_kwh")])
-    return energy + theta @ quantities + capex * theta[:, model.index("finance.maintenance_fraction_per_year")]
 
 
 def _outcome(values: dict[str, np.ndarray], row: int = 0) -> Outcome:
