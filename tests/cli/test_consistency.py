@@ -88,6 +88,18 @@ def test_every_command_agrees_with_plan(cases, capsys):
         assert reliability["goodput"] == training["goodput"], name
 
 
+def test_schedule_prices_a_gpu_hour_as_plan_does_at_the_achieved_utilization(tmp_path, capsys):
+    """The schedule's cost per delivered GPU-hour under a policy is the plan's with that policy's trace utilization."""
+    trace = str(swf_trace(tmp_path / "trace.swf"))
+    for policy in ("fifo", "easy"):
+        replayed = document(capsys, "schedule", trace, "--policy", policy)
+        planned = document(capsys, "plan", "--set", f'finance.utilization_from_trace="{trace}"',
+                           "--set", f'finance.utilization_policy="{policy}"')
+        assert replayed["utilization"] == planned["scenario"]["finance"]["utilization"]
+        assert replayed["results"][0]["cost_per_gpu_hour_usd"] == pytest.approx(
+            planned["cost"]["cost_per_gpu_hour_usd"], rel=1e-12)
+
+
 def test_train_prices_at_the_trace_utilization(cases, capsys):
     """Regression: train applied the default utilization where plan used the trace's (issue 13)."""
     _, path, sets = next(case for case in cases if case[0] == "trace+workload")

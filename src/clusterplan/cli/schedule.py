@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, progress, write_json
+from clusterplan.plan.schedule import schedule
+from clusterplan.report.schedule import render_schedule, schedule_document
+from clusterplan.sched.priority import parse_multifactor
+from clusterplan.spec import load_scenario
 
-# Spelled out so that building the parser does not import numpy; tests pin them to sched's own lists.
+# The choices of the flags; tests pin them to sched's own lists.
 POLICY_NAMES = ("fifo", "easy", "conservative", "fairshare")
 TRACE_FORMATS = ("swf", "sacct", "csv", "philly")
 
@@ -37,43 +41,16 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from clusterplan.catalog import load_catalog
-    from clusterplan.errors import ConfigError
-    from clusterplan.plan import scheduler_cluster
-    from clusterplan.report.schedule import render_schedule, schedule_document
-    from clusterplan.sched.priority import parse_multifactor
-    from clusterplan.sched.metrics import recorded_mean_wait
-    from clusterplan.sched.replay import offered_load, replay
-    from clusterplan.schema import as_table
-    from clusterplan.spec import load_scenario
-
     scenario = load_scenario(args.scenario, args.overrides)
-    spec = scenario.spec
-    if not 1 <= args.bins <= 1000:
-        raise ConfigError(f"must be between 1 and 1000, got {args.bins}", key="--bins")
     priority = parse_multifactor(args.priority) if args.priority else None
-    with scenario.located():
-        cluster = scheduler_cluster(spec, load_catalog(), num_gpus=args.gpus, num_nodes=args.nodes,
-                                    topology_aware=args.topology_aware)
-    trace = _trace(args, cluster.num_gpus).limited_to(cluster.num_gpus)
     policies = POLICY_NAMES if args.compare else (args.policy,)
-    with progress(args, "simulating") as shown:
-        outcomes = replay(trace, cluster, policies, priority=priority, num_bins=args.bins, on_policy=shown.say)
-    document = schedule_document(trace=trace, cluster=cluster, outcomes=outcomes,
-                                 offered_load=offered_load(trace, cluster.num_gpus),
-                                 recorded_mean_wait_s=recorded_mean_wait(trace), scenario=as_table(spec))
+    with scenario.located(), progress(args, "simulating") as shown:
+        result = schedule(scenario.spec, trace=args.trace, policies=policies, trace_format=args.trace_format,
+                          skip_bad=args.skip_bad, priority=priority, num_gpus=args.gpus, num_nodes=args.nodes,
+                          topology_aware=args.topology_aware, num_bins=args.bins, on_policy=shown.say)
+    document = schedule_document(result)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:
         emit(lambda stream: render_schedule(document, stream), args.output)
     return 0
-
-
-def _trace(args: argparse.Namespace, num_gpus: int):
-    if args.trace == "synthetic" or args.trace.startswith("synthetic:"):
-        from clusterplan.sched.synthetic import parse_workload, synthetic
-
-        return synthetic(parse_workload(args.trace), num_gpus=num_gpus)
-    from clusterplan.sched.traces import read_trace
-
-    return read_trace(args.trace, format=args.trace_format, skip_bad=args.skip_bad)

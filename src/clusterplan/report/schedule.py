@@ -7,28 +7,31 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from clusterplan import __version__
+from clusterplan.plan.schedule import Schedule
 from clusterplan.report.console import escape, new_console, new_table
+from clusterplan.schema import as_table
 
 SCHEDULE_SCHEMA = "clusterplan.schedule/1"
 SUMMARY_FIELDS = ("policy", "num_jobs", "utilization", "mean_wait_s", "median_wait_s", "p95_wait_s",
                   "mean_bounded_slowdown", "makespan_s")
 
 
-def schedule_document(*, trace, cluster, outcomes, offered_load: float, recorded_mean_wait_s: float | None,
-                      scenario: dict | None = None, bounded_slowdown_bound_s: float = 10.0) -> dict[str, Any]:
-    """One envelope; a single-policy run also carries that policy's summary fields at the top level."""
-    results = [{**asdict(o.metrics), "timeline": asdict(o.timeline), "users": [asdict(u) for u in o.users]}
-               for o in outcomes]
-    for result in results:
-        result["timeline"]["utilization"] = list(result["timeline"]["utilization"])
-        result["timeline"]["queue_length"] = list(result["timeline"]["queue_length"])
+def schedule_document(result: Schedule, *, bounded_slowdown_bound_s: float = 10.0) -> dict[str, Any]:
+    """One envelope (a ``plan.schedule.Schedule``); a single-policy run also carries that policy's summary
+    fields at the top level."""
+    trace, cluster, outcomes = result.trace, result.cluster, result.outcomes
+    results = [{**asdict(o.metrics), "cost_per_gpu_hour_usd": price, "timeline": asdict(o.timeline),
+                "users": [asdict(u) for u in o.users]} for o, price in zip(outcomes, result.cost_per_gpu_hour_usd)]
+    for entry in results:
+        entry["timeline"]["utilization"] = list(entry["timeline"]["utilization"])
+        entry["timeline"]["queue_length"] = list(entry["timeline"]["queue_length"])
     document: dict[str, Any] = {
         "schema": SCHEDULE_SCHEMA, "version": __version__,
         "trace": {"name": trace.name, "format": trace.format, "num_jobs": trace.num_jobs,
                   "dropped": dict(trace.dropped), "num_bad_lines_skipped": trace.num_bad_lines,
                   "num_truncated_at_request": trace.num_truncated, "num_exact_estimates": trace.exact_estimates,
-                  "offered_load": offered_load,
-                  "recorded_mean_wait_s": recorded_mean_wait_s},
+                  "offered_load": result.offered_load,
+                  "recorded_mean_wait_s": result.recorded_mean_wait_s},
         "cluster": {"num_nodes": cluster.num_nodes, "gpus_per_node": cluster.gpus_per_node,
                     "num_gpus": cluster.num_gpus, "nodes_per_leaf": cluster.nodes_per_leaf,
                     "topology_aware": cluster.topology_aware},
@@ -38,8 +41,7 @@ def schedule_document(*, trace, cluster, outcomes, offered_load: float, recorded
     if len(results) == 1:
         document.update({key: results[0][key] for key in SUMMARY_FIELDS})
     document["results"] = results
-    if scenario is not None:
-        document["scenario"] = scenario
+    document["scenario"] = as_table(result.spec)
     return document
 
 
@@ -94,6 +96,9 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
         console.print(f"As recorded in the trace (its own scheduler and machine): mean wait "
                       f"{format_duration(trace['recorded_mean_wait_s'])}")
     console.print(f"bsld = bounded slowdown, max(1, (wait + run) / max(run, {doc['bounded_slowdown_bound_s']:g} s))")
+    prices = [f"{result['policy']} {_price(result['cost_per_gpu_hour_usd'])}" for result in doc["results"]]
+    console.print(f"Cost per delivered GPU-hour at each policy's utilization (TCO of this cluster): "
+                  f"{', '.join(prices)}")
     bins = len(doc["results"][0]["timeline"]["utilization"]) if doc["results"] else 0
     timeline = new_table(f"Over time ({bins} equal bins of each makespan)", "Policy", "Utilization (0-100%)",
                           "Queue length", "Max queue", right=(3,))
@@ -105,6 +110,10 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(timeline)
     if len(doc["results"]) == 1 and doc["results"][0]["users"]:
         _users(console, doc["results"][0]["users"])
+
+
+def _price(usd: float | None) -> str:
+    return "not priced" if usd is None else f"${usd:,.2f}"
 
 
 def _users(console, users: list[dict], top: int = 10) -> None:
