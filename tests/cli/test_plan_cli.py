@@ -205,3 +205,17 @@ def test_a_benchmark_without_torch_says_what_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     code, out, err = run(capsys, "bench", "gemm")
     assert code == 2 and out == "" and "needs PyTorch" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_command_loads_only_its_own_module():
+    """`clusterplan plan` imports neither the benchmark nor the HTML report (start-up); --help lists every command."""
+    probe = ("import sys; from clusterplan.cli.main import main; main(['plan', '--format', 'json', '-o', '/dev/null']);"
+             "print(sorted(m for m in sys.modules if m.startswith(('clusterplan.bench.collective',"
+             " 'clusterplan.bench.nodes', 'clusterplan.report.html', 'clusterplan.cli.'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ("['clusterplan.cli.exits', 'clusterplan.cli.main', 'clusterplan.cli.output', "
+                                   "'clusterplan.cli.plan']")
+    helped = subprocess.run([sys.executable, "-m", "clusterplan", "--help"], capture_output=True, text=True)
+    for name in ("plan", "train", "reliability", "report", "compare", "sensitivity", "collectives", "bench",
+                 "calibrate", "catalog", "schedule"):
+        assert f"\n    {name}" in helped.stdout

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from clusterplan import __version__
-from clusterplan.cli import (bench, calibrate, catalog, collectives, compare, plan, reliability, report, schedule,
-                             sensitivity, train)
 from clusterplan.cli.exits import Exit
 from clusterplan.errors import ConfigError, InfeasiblePlan
 
@@ -21,19 +21,34 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(Exit.BAD_INPUT)
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each subcommand and its module, in the order --help lists them. A run imports only its own command's module
+# (and what that imports): loading all of them would double `clusterplan plan`'s start-up.
+COMMANDS = {name: f"clusterplan.cli.{name}" for name in (
+    "plan", "train", "reliability", "report", "compare", "sensitivity", "collectives", "bench", "calibrate",
+    "catalog", "schedule")}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of ``only`` that one."""
     parser = _Parser(prog="clusterplan", description="Plan, price and prove GPU clusters for ML training.")
     parser.add_argument("--version", action="version", version=f"clusterplan {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in (plan, train, reliability, report, compare, sensitivity, collectives, bench, calibrate, catalog,
-                   schedule):
-        module.add_parser(commands)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).add_parser(commands)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names, if it names a known one first."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as done:  # usage errors, --help and --version end here
@@ -56,8 +71,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `clusterplan plan | head`: the reader left; not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return Exit.OK
     except Exception as error:
