@@ -4,8 +4,8 @@ Every join happens here, once (DESIGN.md, "The flow"); the models below are leav
 renderers above draw what these functions return.
 """
 
-from clusterplan.plan.core import (Plan, Rental, own, plan, planned, priced, resolved, scheduler_cluster,
-                                   with_trace_utilization)
+from clusterplan.plan.core import Plan, Rental, own, plan, planned
+from clusterplan.plan.scenario import priced, resolved, scheduler_cluster, with_trace_utilization
 
 __all__ = ["Plan", "Rental", "own", "plan", "planned", "priced", "resolved", "scheduler_cluster",
            "with_trace_utilization"]

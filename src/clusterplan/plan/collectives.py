@@ -14,7 +14,7 @@ from clusterplan.catalog import Catalog
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
 from clusterplan.perf.collectives import Prediction, element_count, predict, system_from_design
-from clusterplan.plan.core import priced
+from clusterplan.plan.scenario import priced
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 from clusterplan.units import format_size

@@ -1,23 +1,20 @@
-"""Spec -> Plan: design, cost, cloud comparison and checks joined.
+"""Spec -> Plan: design, cost, cloud comparison, the workload's training and the checks joined.
 
-The one entry point the CLI, the reports and Python users call.
+The one result ``plan``, ``train`` and ``compare`` print, and the base of the report.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from clusterplan.catalog import Catalog, CloudOffer, load_catalog
+from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.checks import design_checks
 from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
-from clusterplan.errors import ConfigError, InfeasiblePlan
+from clusterplan.errors import ConfigError
+from clusterplan.plan.scenario import priced, resolved
 from clusterplan.plan.training import Training, checked_reliability, training
-from clusterplan.sched.jobs import Trace
-from clusterplan.sched.machine import Cluster
-from clusterplan.sched.replay import achieved_utilization
-from clusterplan.sched.traces import read_trace
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
@@ -61,19 +58,6 @@ def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
     return planned(resolved(spec, catalog), catalog, top=top)
 
 
-def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
-    """``catalog`` (default: the built-in one) with the scenario's ``[prices]``: the one catalog every join uses."""
-    return (catalog or load_catalog()).with_prices(spec.prices)
-
-
-def resolved(spec: Spec, catalog: Catalog) -> Spec:
-    """``spec`` with what it leaves to be derived made explicit: ``finance.utilization`` from the replay of
-    ``finance.utilization_from_trace`` under ``finance.utilization_policy``, when it names a trace."""
-    if not spec.finance.utilization_from_trace:
-        return spec
-    return with_trace_utilization(spec, read_trace(spec.finance.utilization_from_trace), catalog)
-
-
 def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     """The plan of a resolved ``spec`` on a priced ``catalog`` (``plan`` resolves and prices first)."""
     built, owned = own(spec, catalog)
@@ -98,41 +82,6 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
                              predicted_reading=predicted)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
-
-
-def with_trace_utilization(spec: Spec, trace: Trace, catalog: Catalog) -> Spec:
-    """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
-    cluster = scheduler_cluster(spec, catalog)
-    achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
-    if achieved <= 0:
-        raise ConfigError("the trace keeps no GPU busy on this cluster", key="finance.utilization_from_trace")
-    return replace(spec, finance=replace(spec.finance, utilization=min(achieved, 1.0)))
-
-
-def scheduler_cluster(spec: Spec, catalog: Catalog, *, num_gpus: int | None = None, num_nodes: int | None = None,
-                      topology_aware: bool = False) -> Cluster:
-    """The scheduler's view (a sched ``Cluster``) of the scenario's cluster: its nodes (or ``num_nodes``, or
-    ``num_gpus`` worth) of its GPUs per node, and the nodes under one leaf switch of its designed fabric
-    (0 where that fabric cannot be designed and placement does not need it)."""
-    per_node = spec.cluster.gpus_per_node
-    if num_gpus is not None:
-        if num_gpus < 1 or num_gpus % per_node:
-            raise ConfigError(f"must be a positive multiple of the {per_node} GPUs per node, got {num_gpus}",
-                              key="--gpus")
-        num_nodes = num_gpus // per_node
-    if num_nodes is not None and num_nodes < 1:
-        raise ConfigError(f"must be >= 1, got {num_nodes}", key="--nodes")
-    nodes = num_nodes or spec.cluster.num_nodes
-    try:
-        built = design(spec.with_nodes(nodes), catalog.with_prices(spec.prices))
-    except (ConfigError, InfeasiblePlan):
-        if topology_aware:
-            raise
-        nodes_per_leaf = 0
-    else:
-        nodes_per_leaf = max(1, built.topology.endpoints_per_leaf // spec.network.nics_per_node)
-    return Cluster(num_nodes=nodes, gpus_per_node=per_node, nodes_per_leaf=nodes_per_leaf,
-                   topology_aware=topology_aware)
 
 
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:

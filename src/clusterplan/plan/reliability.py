@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterplan.catalog import Catalog, FailureRate, load_catalog
+from clusterplan.catalog import Catalog, FailureRate
 from clusterplan.checks import reliability_checks
 from clusterplan.design import Design, design
 from clusterplan.perf.model import Transformer
+from clusterplan.plan.scenario import priced
 from clusterplan.plan.workload import job_gpus, workload_model
 from clusterplan.reliability import Reliability, Settings, by_job_size, failure_rates, goodput
 from clusterplan.schema import FROZEN
@@ -57,7 +58,7 @@ def job_reliability(spec: Spec, catalog: Catalog, built: Design, model: Transfor
 def reliability(spec: Spec, catalog: Catalog | None = None) -> ReliabilityResult:
     """The scenario's job (``DEFAULT_MODEL`` when its ``[workload]`` names none) at its GPUs and at every
     size from one node to the whole cluster, with the storage checks of the job at its GPUs."""
-    catalog = (catalog or load_catalog()).with_prices(spec.prices)
+    catalog = priced(spec, catalog)
     built = design(spec, catalog)
     model = workload_model(spec.workload, default=DEFAULT_MODEL)
     job = job_reliability(spec, catalog, built, model, job_gpus(spec.workload, built))

@@ -11,7 +11,8 @@ from clusterplan.cost.sensitivity import Sensitivity
 from clusterplan.errors import ConfigError
 from clusterplan.perf.collectives import size_sweep
 from clusterplan.plan.collectives import Collectives, Measured, group
-from clusterplan.plan.core import Plan, planned, priced, resolved
+from clusterplan.plan.core import Plan, planned
+from clusterplan.plan.scenario import priced, resolved
 from clusterplan.plan.training import Training, training
 from clusterplan.plan.sensitivity import check_sampling, sensitivity
 from clusterplan.schema import FROZEN

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from clusterplan.catalog import Catalog
 from clusterplan.cost import delivered_gpu_hours_per_year, usd_per_gpu_hour
 from clusterplan.errors import ConfigError, InfeasiblePlan
-from clusterplan.plan.core import own, priced, scheduler_cluster
+from clusterplan.plan.core import own
+from clusterplan.plan.scenario import priced, scheduler_cluster
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster
 from clusterplan.sched.metrics import recorded_mean_wait

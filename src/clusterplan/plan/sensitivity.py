@@ -18,7 +18,8 @@ from clusterplan.cost import breakeven_month, cloud_cost
 from clusterplan.cost.sensitivity import (MAX_SAMPLES, RATES, Input, Model, Outcome, Sensitivity, monte_carlo,
                                           spread_input, tornado)
 from clusterplan.errors import ConfigError
-from clusterplan.plan.core import own, priced, resolved
+from clusterplan.plan.core import own
+from clusterplan.plan.scenario import priced, resolved
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
