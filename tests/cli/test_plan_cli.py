@@ -207,9 +207,10 @@ def test_a_benchmark_without_torch_says_what_to_install(capsys, monkeypatch):
     assert code == 2 and out == "" and "needs PyTorch" in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_command_loads_only_its_own_module():
+def test_a_command_loads_only_its_own_module(tmp_path):
     """`clusterplan plan` imports neither the benchmark nor the HTML report (start-up); --help lists every command."""
-    probe = ("import sys; from clusterplan.cli.main import main; main(['plan', '--format', 'json', '-o', '/dev/null']);"
+    probe = (f"import sys; from clusterplan.cli.main import main; main(['plan', '--format', 'json', '-o', "
+             f"{str(tmp_path / 'plan.json')!r}]);"
              "print(sorted(m for m in sys.modules if m.startswith(('clusterplan.bench.collective',"
              " 'clusterplan.bench.nodes', 'clusterplan.report.html', 'clusterplan.cli.'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import io
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -82,13 +83,37 @@ def emit_binary(data: bytes, output: str | None, *, what: str) -> None:
 
 
 def _replace(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (README, "Commands").
+
+    A device or FIFO (``-o /dev/null``) is written through. A regular file is replaced atomically by a
+    temporary file beside it, which no failure leaves behind; an existing file keeps its mode, a new one gets
+    the umask's. A symlink is followed: its target is written.
+    """
+    target = path.resolve() if path.is_symlink() else path
     try:
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent or ".", delete=False,
-                                         prefix=f".{path.name}.") as handle:
-            handle.write(data)
-        os.replace(handle.name, path)
+        if target.exists() and not (target.is_file() or target.is_dir()):
+            with open(target, "wb") as stream:
+                stream.write(data)
+            return
+        mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            os.chmod(name, mode)
+            os.replace(name, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            raise
     except OSError as error:
         raise ConfigError(f"cannot write output: {error.strerror}", key="-o", source=str(path)) from None
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def write_json(document: object, stream: TextIO) -> None:
