@@ -121,6 +121,8 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
     if hint is str:
         if not isinstance(value, str):
             fail("a string")
+        if "\0" in value:   # no id, name or path holds one; the OS refuses it in a path
+            raise ConfigError("must not contain a NUL character", key=key, line=locate(key))
         return value
     raise TypeError(f"unsupported field type {hint!r} for {key}")  # a bug in a dataclass, not input
 

@@ -329,7 +329,7 @@ def _merge(base: dict, user: Mapping, origins: dict, origin: tuple[str, Any], pr
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")   # a byte-order mark, as some editors write, is skipped
     except OSError as error:
         raise ConfigError(f"cannot read scenario: {error.strerror}", source=str(path)) from None
     except UnicodeDecodeError:

@@ -106,3 +106,16 @@ def test_reference_example_is_the_shipped_reference(reference):
     assert load_spec(example) == reference
     assert example.read_text() == (Path(__file__).parents[2] / "src" / "clusterplan" / "scenarios"
                                    / "reference.toml").read_text()
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path):
+    """A scenario saved with a UTF-8 BOM reads like one without (regression, issue 19 item 4)."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf[cluster]\nnum_nodes = 4\n")
+    assert load_spec(path).cluster.num_nodes == 4
+
+
+def test_a_nul_character_is_refused_where_it_is_given():
+    """A NUL in any string value (a path here) is an error naming the key, not an OSError later (issue 19 item 4)."""
+    with pytest.raises(ConfigError, match=r"workload\.model_config: must not contain a NUL character"):
+        load_spec(None, ['workload.model_config="a\\u0000b"'])

@@ -8,6 +8,7 @@ from dataclasses import replace
 from clusterplan.catalog import Catalog, load_catalog
 from clusterplan.design import design
 from clusterplan.errors import ConfigError, InfeasiblePlan
+from clusterplan.reliability import failure_rates
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster
 from clusterplan.sched.replay import achieved_utilization
@@ -16,8 +17,14 @@ from clusterplan.spec import Spec
 
 
 def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
-    """``catalog`` (default: the built-in one) with the scenario's ``[prices]``: the one catalog every join uses."""
-    return (catalog or load_catalog()).with_prices(spec.prices)
+    """``catalog`` (default: the built-in one) with the scenario's ``[prices]``: the one catalog every join uses.
+
+    The scenario's failure causes are looked up here too, so that an unknown one is an error for every
+    command, not only for those that model failures.
+    """
+    catalog = (catalog or load_catalog()).with_prices(spec.prices)
+    failure_rates(catalog, spec.reliability.failures, spec.reliability.failure_rates)
+    return catalog
 
 
 def resolved(spec: Spec, catalog: Catalog) -> Spec:

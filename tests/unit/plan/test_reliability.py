@@ -1,11 +1,13 @@
 """plan/reliability.py: the reliability command's result, and the scenario joined for the reliability model."""
 
 import dataclasses
+import re
 
 import pytest
 
 from clusterplan.catalog import Catalog
 from clusterplan.errors import ConfigError
+from clusterplan.plan import plan
 from clusterplan.plan.reliability import DEFAULT_MODEL, reliability, reliability_settings
 from clusterplan.spec import load_spec
 
@@ -46,3 +48,13 @@ def test_settings_in_seconds():
     chosen = reliability_settings(spec)
     assert (chosen.interval_s, chosen.repair_s, chosen.read_Bps_per_gpu) == (1800, 7200, 1e9)
     assert chosen.detect_s == spec.reliability.detect_min * 60 and chosen.days == spec.reliability.days
+
+
+@pytest.mark.parametrize(("override", "key"), [
+    ('reliability.failures=["meteor"]', "reliability.failures[0]"),
+    ("reliability.failure_rates={meteor=1}", "reliability.failure_rates.meteor"),
+])
+def test_an_unknown_failure_cause_fails_every_command(override, key):
+    """`plan` rejects an unknown cause as `reliability` does, naming the key (regression, issue 19 item 3)."""
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        plan(load_spec(None, [override]))
