@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import re
 import types
 import typing
@@ -110,14 +111,21 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
         if isinstance(value, bool):
             fail("a number")
         if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str) and unit_symbol:
             try:
-                return units.parse(value, unit_symbol)
+                number = float(value)
+            except OverflowError:   # an integer past float's range
+                number = math.inf
+        elif isinstance(value, str) and unit_symbol:
+            try:
+                number = units.parse(value, unit_symbol)
             except units.UnitError as error:
                 raise ConfigError(str(error), key=key, line=locate(key)) from None
-        fail(f"a number (or a string with a unit, e.g. \"{_example(unit_symbol)}\")" if unit_symbol
-             else "a number")
+        else:
+            fail(f"a number (or a string with a unit, e.g. \"{_example(unit_symbol)}\")" if unit_symbol
+                 else "a number")
+        if not math.isfinite(number):   # inf, nan, 1e999, "1e999PB": no model has a use for them
+            raise ConfigError(f"must be a finite number, got {value!r}", key=key, line=locate(key))
+        return number
     if hint is str:
         if not isinstance(value, str):
             fail("a string")

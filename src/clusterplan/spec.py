@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterplan.errors import ConfigError
+from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
 from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING
 from clusterplan.schema import FROZEN, build, check, locator, unit
 
@@ -244,6 +245,15 @@ class Spec:
     prices: Mapping[str, float] = unit("USD", default_factory=dict)
     workload: Workload = field(default_factory=Workload)
     about: About = field(default_factory=About)
+
+    def __post_init__(self) -> None:
+        for key, (low, high) in LIMITS.items():
+            section, _, name = key.partition(".")
+            within(key, getattr(getattr(self, section), name), low, high)
+        for entry_id, price in self.prices.items():
+            within(f"prices.{entry_id}", price, 0, PRICE_LIMIT_USD)
+        for cause, rate in self.reliability.failure_rates.items():
+            within(f"reliability.failure_rates.{cause}", rate, 0, FAILURE_RATE_LIMIT)
 
     def with_nodes(self, num_nodes: int) -> "Spec":
         """The same scenario with another node count (for hybrid and scaling sweeps)."""

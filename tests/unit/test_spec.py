@@ -1,6 +1,11 @@
+import re
+import typing
+from pathlib import Path
+
 import pytest
 
 from clusterplan.errors import ConfigError
+from clusterplan.limits import LIMITS, _number
 from clusterplan.spec import load_scenario, load_spec
 
 
@@ -119,3 +124,35 @@ def test_a_nul_character_is_refused_where_it_is_given():
     """A NUL in any string value (a path here) is an error naming the key, not an OSError later (issue 19 item 4)."""
     with pytest.raises(ConfigError, match=r"workload\.model_config: must not contain a NUL character"):
         load_spec(None, ['workload.model_config="a\\u0000b"'])
+
+
+def is_integer(key: str) -> bool:
+    section, _, name = key.partition(".")
+    return typing.get_type_hints(type(getattr(load_spec(), section)))[name] is int
+
+
+@pytest.mark.parametrize("key", [*LIMITS, "prices.h100-sxm", "reliability.failure_rates.gpu"])
+def test_every_number_is_finite_and_within_its_stated_range(key):
+    """Past-the-limit values, and inf, nan and 1e999 for the real-valued keys, are one error naming the key; the
+    limit's own message where the key has no narrower rule (issue 19 item 1)."""
+    rate = key.endswith(".gpu")
+    setting = "reliability.failure_rates" if rate else key
+    high = LIMITS.get(key, (0, 1e9))[1]
+
+    def refused(value: str, message: str) -> None:
+        with pytest.raises(ConfigError, match=re.escape(f"{key}: {message}")):
+            load_spec(None, [f"{setting}={{gpu = {value}}}" if rate else f"{setting}={value}"])
+
+    refused(repr(int(high) * 10 if key in LIMITS and is_integer(key) else high * 10),
+            "must be in (0, 1]" if key == "finance.utilization" else "must be between ")
+    if key in LIMITS and is_integer(key):
+        return
+    for bad in ("inf", "nan", "1e999"):
+        refused(bad, "must be a finite number")
+
+
+def test_the_limits_are_documented():
+    """docs/scenario.md's Limits table lists every key with its range."""
+    text = (Path(__file__).parents[2] / "docs" / "scenario.md").read_text()
+    for key, (low, high) in LIMITS.items():
+        assert f"| `{key}` | {_number(low)} | {_number(high)} |" in text
