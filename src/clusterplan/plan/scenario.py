@@ -8,6 +8,7 @@ from dataclasses import replace
 from clusterplan.catalog import Catalog, load_catalog
 from clusterplan.design import design
 from clusterplan.errors import ConfigError, InfeasiblePlan
+from clusterplan.limits import LIMITS, within
 from clusterplan.reliability import failure_rates
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster
@@ -55,8 +56,11 @@ def scheduler_cluster(spec: Spec, catalog: Catalog, *, num_gpus: int | None = No
             raise ConfigError(f"must be a positive multiple of the {per_node} GPUs per node, got {num_gpus}",
                               key="--gpus")
         num_nodes = num_gpus // per_node
-    if num_nodes is not None and num_nodes < 1:
-        raise ConfigError(f"must be >= 1, got {num_nodes}", key="--nodes")
+    low, high = LIMITS["cluster.num_nodes"]
+    if num_gpus is not None:
+        within("--gpus", num_gpus, low * per_node, high * per_node)
+    if num_nodes is not None:
+        within("--nodes", num_nodes, low, high)
     nodes = num_nodes or spec.cluster.num_nodes
     try:
         built = design(spec.with_nodes(nodes), catalog)
