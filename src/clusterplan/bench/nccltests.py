@@ -11,6 +11,7 @@ reads what the log says about the run. See docs/nccltests.md.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -133,6 +134,9 @@ def _avg_busbw(raw: list[str], source: str) -> float | None:
             except ValueError:
                 raise ConfigError(f"average bus bandwidth {match.group(1)!r} is not a number",
                                   source=source, line=number) from None
+            if not math.isfinite(value):
+                raise ConfigError(f"average bus bandwidth {match.group(1)!r} is not a finite number",
+                                  source=source, line=number)
     return value
 
 

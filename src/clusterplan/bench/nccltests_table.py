@@ -12,6 +12,7 @@ seconds; bandwidths stay in GB/s (1e9 B/s) as nccl-tests prints them.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -283,9 +284,12 @@ def _int(token: str, name: str) -> int:
 
 def _float(token: str, name: str) -> float:
     try:
-        return float(token)
+        value = float(token)
     except ValueError:
         raise ConfigError(f"{name} {token!r} is not a number") from None
+    if not math.isfinite(value):   # nan, inf, 1e400: no timing or bandwidth is one
+        raise ConfigError(f"{name} {token!r} is not a finite number")
+    return value
 
 
 def _float_or_na(token: str, name: str) -> float | None:

@@ -417,3 +417,12 @@ def test_any_mangled_log_gives_a_result_or_a_config_error(pieces):
         parse_nccl_tests(text)
     except ConfigError as error:
         assert error.line is not None and error.source == "<log>"
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "1e400"])
+def test_a_non_finite_row_or_average_is_a_line_numbered_error(bad):
+    """nan, inf or 1e400 as a time, a bandwidth or the average: one verdict, a line-numbered error for every
+    reader of the log (bench parse, calibrate, report --measured); issue 19 item 6."""
+    assert str(error_of(HEADER + ROW.replace("309.4", bad) + "\n")) == f"run.log:4: time '{bad}' is not a finite number"
+    assert str(error_of(HEADER + ROW + f"\n# Avg bus bandwidth    : {bad}\n")) == (
+        f"run.log:5: average bus bandwidth '{bad}' is not a finite number")
