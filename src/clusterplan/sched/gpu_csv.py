@@ -8,7 +8,8 @@ import re
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched.jobs import Trace, make_trace
-from clusterplan.sched.trace_lines import BadLine, Lines, Names, shifted, timestamp
+from clusterplan.sched.trace_lines import LARGEST, BadLine, Lines, Names, shifted, timestamp
+from clusterplan.sched.trace_lines import number as as_number
 
 ALIASES = {
     "id": ("job_id", "jobid", "job_name", "name"),
@@ -50,7 +51,7 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
             submit = timestamp(cell("submit"))
             start = timestamp(cell("start"))
             end = timestamp(cell("end"))
-            gpus = float(cell("gpus") or 0)
+            gpus = _gpus(cell("gpus") or "0")
             duration = timestamp(cell("duration"))
             if submit is None:
                 raise BadLine("no submit time")
@@ -63,7 +64,9 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
         run = duration if duration is not None else end - start
         raw_id = cell("id")
         digits = re.findall(r"\d+", raw_id)
-        out["id"].append(int(digits[-1]) if digits else len(out["id"]))
+        # the id's last digits name the job; past 2**53 (a 40-digit id) its row number does
+        job_id = int(digits[-1]) if digits else len(out["id"])
+        out["id"].append(job_id if job_id < LARGEST else len(out["id"]))
         out["submit"].append(submit)
         out["wait"].append(start - submit if start is not None else -1.0)
         out["run"].append(run)
@@ -75,3 +78,10 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
                       estimate_s=[-1.0] * len(submit), gpus=out["gpus"], user=out["user"], queue=out["group"],
                       recorded_wait_s=out["wait"], users=users.names(), queues=groups.names(),
                       dropped={"never started": never} if never else {}, num_bad_lines=lines.bad)
+
+
+def _gpus(text: str) -> float:
+    try:
+        return as_number(text)
+    except BadLine as error:
+        raise BadLine(f"GPU count {error}: {text!r}") from None

@@ -99,6 +99,12 @@ def make_trace(*, name: str, format: str, job_id, submit_s, run_s, estimate_s, g
         raise ConfigError(f"trace columns differ in length ({sorted(sizes | {n})})", source=name)
     if not np.isfinite(submit).all():
         raise ConfigError("a submit time is not a number", source=name)
+    for label, column in (("run time", run), ("requested time", estimate), ("GPU count", count)):
+        huge = np.abs(np.nan_to_num(column, nan=0.0, posinf=np.inf, neginf=np.inf)) >= 2.0**53  # nan = unknown
+        if huge.any():
+            first = int(np.flatnonzero(huge)[0])
+            raise ConfigError(f"job {ids[first] if abs(ids[first]) < 2**53 else first}: {label} {column[first]:g} "
+                              f"is not a finite number below 2**53", source=name)
     reasons = dict(dropped or {})
     rules = (("unknown or zero run time", ~(run > 0)), ("no GPUs requested", ~(count > 0)))
     keep = np.ones(n, dtype=bool)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from clusterplan.sched.jobs import Trace, make_trace
-from clusterplan.sched.trace_lines import Lines
+from clusterplan.sched.trace_lines import BadLine, Lines
+from clusterplan.sched.trace_lines import number as as_number
 
 SWF_FIELDS = ("job", "submit", "wait", "run", "allocated_procs", "cpu_time", "memory", "requested_procs",
               "requested_time", "requested_memory", "status", "user", "group", "executable", "queue", "partition",
@@ -33,10 +34,9 @@ def parse_swf(text: str, *, name: str = "<swf>", skip_bad: bool = False) -> Trac
             lines.reject(number, f"bad SWF line: expected 18 fields, got {len(fields)}")
             continue
         try:
-            rows.append([float(field) for field in fields])
-        except ValueError:
-            bad = next(i for i, f in enumerate(fields) if not _is_number(f))
-            lines.reject(number, f"bad SWF line: field {bad + 1} ({SWF_FIELDS[bad]}) is not a number: {fields[bad]!r}")
+            rows.append([_field(index, field) for index, field in enumerate(fields)])
+        except BadLine as error:
+            lines.reject(number, f"bad SWF line: {error}")
     columns = list(zip(*rows)) if rows else [()] * 18
     allocated, requested = columns[4], columns[7]
     gpus = [a if a > 0 else r for a, r in zip(allocated, requested)]
@@ -46,9 +46,8 @@ def parse_swf(text: str, *, name: str = "<swf>", skip_bad: bool = False) -> Trac
                       recorded_wait_s=columns[2], num_bad_lines=lines.bad, header=header)
 
 
-def _is_number(text: str) -> bool:
+def _field(index: int, text: str) -> float:
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        return as_number(text)
+    except BadLine as error:
+        raise BadLine(f"field {index + 1} ({SWF_FIELDS[index]}) {error}: {text!r}") from None

@@ -17,6 +17,20 @@ class BadLine(ValueError):
     """One line is malformed (the reader turns it into a ConfigError with the line number)."""
 
 
+LARGEST = 2**53   # past it an integer id or count is no longer exact in a float, and int64 casts can wrap
+
+
+def number(text: str) -> float:
+    """A trace field as a number: finite and below 2**53 in size, else ``BadLine`` (nan, inf, 1e30 GPUs)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadLine("is not a number") from None
+    if not abs(value) < LARGEST:   # also false for nan
+        raise BadLine("is not a finite number below 2**53")
+    return value
+
+
 class Lines:
     """Collects bad lines: the first raises unless ``skip_bad``; then they are counted."""
 
@@ -50,9 +64,10 @@ def timestamp(text: str) -> float | None:
     if text in ("", "None", "Unknown", "nan", "NaN", "NULL"):
         return None
     try:
-        return float(text)
-    except ValueError:
-        pass
+        return number(text)
+    except BadLine as error:
+        if str(error) != "is not a number":   # a number, but inf, nan or past 2**53
+            raise BadLine(f"not a finite time: {text!r}") from None
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

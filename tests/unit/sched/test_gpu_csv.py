@@ -29,3 +29,15 @@ def test_tiresias_csv_and_bad_row():
     with pytest.raises(ConfigError, match=r"t.csv:4: bad CSV line: expected 7 fields, got 3"):
         parse_gpu_csv(TIRESIAS + "2,4,60\n", name="t.csv")
     assert parse_gpu_csv(TIRESIAS + "2,4,60\n", skip_bad=True).num_bad_lines == 1
+
+
+def test_infinite_times_huge_counts_and_long_ids():
+    """An inf end time and 1e30 GPUs are line-numbered bad lines; a 40-digit id falls back to the row number
+    (issue 19 item 7)."""
+    head = "job_id,user,gpus,submit_time,start_time,end_time\n"
+    with pytest.raises(ConfigError, match=r"t.csv:3: bad CSV line: not a finite time: 'inf'"):
+        parse_gpu_csv(head + "1,u,8,0,10,100\n2,u,8,5,10,inf\n", name="t.csv")
+    with pytest.raises(ConfigError, match=r"t.csv:3: bad CSV line: GPU count is not a finite number below 2\*\*53: '1e30'"):
+        parse_gpu_csv(head + "1,u,8,0,10,100\n2,u,1e30,5,10,20\n", name="t.csv")
+    trace = parse_gpu_csv(head + "1,u,8,0,10,100\n" + "9" * 40 + ",u,8,5,10,200\n", name="t.csv")
+    assert trace.job_id.tolist() == [1, 1]

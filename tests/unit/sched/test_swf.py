@@ -49,3 +49,19 @@ def test_skip_bad_counts_and_skips():
     text = SWF + "garbage\n    6 9 0 10 1 -1 -1 1 10 -1 1 3 1 -1 1 1 -1 -1 99\n"
     trace = parse_swf(text, skip_bad=True)
     assert trace.num_bad_lines == 2 and trace.num_jobs == 3
+
+
+GOOD = "1 0 0 100 8 100 -1 8 200 -1 1 1 1 -1 1 1 -1 -1"
+
+
+@pytest.mark.parametrize(("field", "value", "name"), [(4, "inf", "run"), (5, "1e30", "allocated_procs"),
+                                                      (1, "nan", "job"), (12, "1e400", "user")])
+def test_non_finite_and_huge_fields_are_bad_lines(field, value, name):
+    """inf, nan, 1e30 GPUs (an int64 cast would wrap) are a line-numbered error, or a counted skip (issue 19 item 7)."""
+    fields = GOOD.split()
+    fields[field - 1] = value
+    text = GOOD + "\n" + " ".join(fields) + "\n"
+    with pytest.raises(ConfigError, match=rf"t.swf:2: bad SWF line: field {field} \({name}\) is not a finite number"):
+        parse_swf(text, name="t.swf")
+    trace = parse_swf(text, name="t.swf", skip_bad=True)
+    assert trace.num_jobs == 1 and trace.num_bad_lines == 1
