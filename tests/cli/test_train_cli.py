@@ -91,8 +91,8 @@ def test_roce_costs_more_per_trained_model_than_infiniband(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--model", "gpt-5"], "workload.model: unknown model 'gpt-5'"),
-    (["--model", "llama2-13b", "--tp", "3"], "workload.tp: 3 does not divide the 128 GPUs"),
+    (["--model", "gpt-5"], "--model: unknown model 'gpt-5'"),
+    (["--model", "llama2-13b", "--tp", "3"], "--tp: 3 does not divide the 128 GPUs"),
     (["--model", "llama2-13b", "--gpus", "12"], "12 GPUs are not whole nodes of 8"),
     (["--model", "llama2-13b", "--tp", "8", "--pp", "4", "--dp", "8"], "tp x pp x dp x cp = 256"),
     (["--model", "gpt-1.7b", "--tp", "16"], "24 attention heads are not divisible by tp = 16"),
@@ -157,3 +157,12 @@ def test_no_storage_gives_raw_figures_and_a_warning(capsys):
     code, out, err = run(capsys, "plan", "--set", "storage.usable_tb=0", "--set", "workload.model=llama2-7b",
                          "--set", "workload.tokens=1T")
     assert code == 0 and "no storage" in out and "days raw" in out and "effective" not in out.split("Workload")[1]
+
+
+def test_model_config_errors_name_the_flag(capsys, tmp_path):
+    """A non-UTF-8 config.json given with --model-config is one line naming --model-config, exit 2 (issue 19 item 5)."""
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"a": "\xe9"}')
+    code, out, err = run(capsys, "train", "--model-config", str(path))
+    assert code == 2 and out == ""
+    assert err == f"clusterplan: error: --model-config: cannot read {path}: not UTF-8 text\n"

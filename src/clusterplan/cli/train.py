@@ -20,6 +20,14 @@ FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "
          "precision": str, "tokens": str}
 
 
+def _named_by_flag(error: ConfigError, args: argparse.Namespace) -> ConfigError:
+    """An error about a ``[workload]`` key that a flag set names the flag (``--model-config``), not ``--set``."""
+    section, _, name = error.key.partition(".")
+    if section != "workload" or getattr(args, name, None) is None:
+        return error
+    return ConfigError(error.message, key=f"--{name.replace('_', '-')}")
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser("train", help="predict LLM training speed, memory and cost; search layouts",
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
@@ -47,12 +55,15 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(f"workload.gemm_efficiency={measured_gemm_efficiency(args.calibration)}")
     if args.top < 1:
         raise ConfigError(f"must be >= 1, got {args.top}", key="--top")
-    scenario = load_scenario(args.scenario, overrides)
-    if not scenario.spec.workload.defined:
-        raise ConfigError("no model: give --model NAME, --model-config FILE or a [workload] model",
-                          key="--model")
-    with scenario.located():
-        result = plan(scenario.spec, top=args.top if args.search else 1)
+    try:
+        scenario = load_scenario(args.scenario, overrides)
+        if not scenario.spec.workload.defined:
+            raise ConfigError("no model: give --model NAME, --model-config FILE or a [workload] model",
+                              key="--model")
+        with scenario.located():
+            result = plan(scenario.spec, top=args.top if args.search else 1)
+    except ConfigError as error:
+        raise _named_by_flag(error, args) from None
     document = train_document(result)
     if not document["feasible"]:
         raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: "

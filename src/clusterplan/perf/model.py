@@ -187,48 +187,73 @@ _HF_KEYS = {
 }
 
 
+LARGEST_SHAPE = 2**31   # past any model's layers, width, heads, vocabulary or context, and safe in int64 FLOP counts
+
+
 def from_hf_config(text: str, *, source: str = "config.json") -> Transformer:
-    """A model from the text of a Hugging Face ``config.json``; missing keys are errors naming them."""
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
-    if not isinstance(config, dict):
-        raise ConfigError("expected a JSON object", source=source)
+    """A model from the text of a Hugging Face ``config.json``; missing or malformed keys are errors naming them."""
+    config = _json_object(text, source)
+
+    def integer(key: str, default: int | None = None) -> int | None:
+        """``config[key]`` as a whole number in 1 .. 2**31 (``default`` where it is absent or null)."""
+        value = config.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LARGEST_SHAPE:
+            raise ConfigError(f"must be a whole number from 1 to {LARGEST_SHAPE:,}, got {value!r}", key=key,
+                              source=source)
+        return value
 
     def need(field: str) -> int:
         for key in _HF_KEYS[field]:
             if config.get(key) is not None:
-                value = config[key]
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"must be an integer, got {value!r}", key=key, source=source)
-                return value
+                return integer(key)
         raise ConfigError(f"missing key (one of {', '.join(_HF_KEYS[field])})", key=_HF_KEYS[field][0],
                           source=source)
 
     shapes = {field: need(field) for field in _HF_KEYS}
     model_type = str(config.get("model_type", "")).lower()
-    gpt2 = model_type == "gpt2" or "n_embd" in config
-    if gpt2:
-        ffn = config.get("n_inner") or 4 * shapes["hidden"]
+    if model_type == "gpt2" or "n_embd" in config:
+        ffn = integer("n_inner", 4 * shapes["hidden"])
         extra = dict(mlp="gelu", norm="layernorm", bias=True, learned_positions=True,
                      tied_embeddings=bool(config.get("tie_word_embeddings", True)))
     else:
-        if config.get("intermediate_size") is None:
+        ffn = integer("intermediate_size")
+        if ffn is None:
             raise ConfigError("missing key", key="intermediate_size", source=source)
-        ffn = config["intermediate_size"]
         act = str(config.get("hidden_act", "silu")).lower()
         extra = dict(mlp="swiglu" if act in ("silu", "swish", "swiglu") else "gelu", norm="rmsnorm",
                      bias=bool(config.get("attention_bias", False) or config.get("mlp_bias", False)),
                      learned_positions=False, tied_embeddings=bool(config.get("tie_word_embeddings", False)),
-                     kv_heads=int(config.get("num_key_value_heads") or 0),
-                     experts=int(config.get("num_local_experts") or 1),
-                     experts_per_token=int(config.get("num_experts_per_tok") or 1))
-    name = config.get("_name_or_path") or (config.get("architectures") or [model_type or "model"])[0]
+                     kv_heads=integer("num_key_value_heads", 0), experts=integer("num_local_experts", 1),
+                     experts_per_token=integer("num_experts_per_tok", 1))
     try:
-        return Transformer(name=str(name), ffn_hidden=int(ffn), source=source, **shapes, **extra)
+        return Transformer(name=_model_name(config, model_type), ffn_hidden=ffn, source=source, **shapes, **extra)
     except ConfigError as error:
         raise ConfigError(error.message, key=error.key, source=source) from None
+
+
+def _json_object(text: str, source: str) -> dict:
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
+    except RecursionError:
+        raise ConfigError("not valid JSON: nested too deeply", source=source) from None
+    if not isinstance(config, dict):
+        raise ConfigError("expected a JSON object", source=source)
+    return config
+
+
+def _model_name(config: dict, model_type: str) -> str:
+    """``_name_or_path``, else the first of ``architectures``, else the model type."""
+    named = config.get("_name_or_path")
+    if isinstance(named, str) and named:
+        return named
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and architectures and isinstance(architectures[0], str):
+        return architectures[0]
+    return model_type or "model"
 
 
 def with_seq_len(model: Transformer, seq_len: int) -> Transformer:

@@ -35,6 +35,9 @@ def workload_model(workload: Workload, default: str = "") -> Transformer:
         except OSError as error:
             raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}",
                               key="workload.model_config") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"cannot read {workload.model_config}: not UTF-8 text",
+                              key="workload.model_config") from None
         return from_hf_config(text, source=str(workload.model_config))
     if workload.model or default:
         return preset(workload.model or default)

@@ -66,3 +66,28 @@ def test_bad_config_json_names_the_key(text, message):
 def test_unknown_preset_suggests():
     with pytest.raises(ConfigError, match="did you mean 'llama2-13b'"):
         preset("llama2-31b")
+
+
+LLAMA = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 11008,
+         "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+         "max_position_embeddings": 4096, "model_type": "llama"}
+
+
+@pytest.mark.parametrize(("change", "key"), [
+    ({"num_key_value_heads": "eight"}, "num_key_value_heads"), ({"num_key_value_heads": [8]}, "num_key_value_heads"),
+    ({"intermediate_size": 11008.5}, "intermediate_size"), ({"intermediate_size": 1e400}, "intermediate_size"),
+    ({"num_local_experts": "8"}, "num_local_experts"), ({"vocab_size": 1e30}, "vocab_size"),
+    ({"hidden_size": 2**62}, "hidden_size"),
+])
+def test_every_shape_is_a_whole_number_in_range(change, key):
+    """Strings, lists, fractions, infinities and 2**62 widths are errors naming the key (issue 19 item 5)."""
+    with pytest.raises(ConfigError, match=rf"c.json: {key}: must be a whole number from 1 to 2,147,483,648"):
+        from_hf_config(json.dumps({**LLAMA, **change}), source="c.json")
+
+
+def test_odd_names_and_deep_nesting():
+    """architectures that are no list of names fall back to the model type; 100,000 nested [ is one error."""
+    assert from_hf_config(json.dumps({**LLAMA, "architectures": 5})).name == "llama"
+    assert from_hf_config(json.dumps({**LLAMA, "architectures": {"a": 1}})).name == "llama"
+    with pytest.raises(ConfigError, match="c.json: not valid JSON: nested too deeply"):
+        from_hf_config("[" * 100_000, source="c.json")
