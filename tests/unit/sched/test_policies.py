@@ -6,6 +6,7 @@ import pytest
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched import Cluster, Multifactor, simulate
+from clusterplan.sched.easy import BACKFILL_DEPTH
 from clusterplan.sched.policies import Fifo
 from sched_cases import jobs, starts
 
@@ -132,3 +133,13 @@ def test_a_policy_is_a_plug_in():
     schedule = simulate(SHORT_FILLER, Cluster(num_nodes=4, gpus_per_node=1), Named)
     assert schedule.policy == "mine" and schedule.start_s.tolist() == [0, 10, 15]
     assert all(math.isnan(t) for t in schedule.reserved_s)
+
+
+def test_easy_backfills_within_its_depth_only():
+    """A job past BACKFILL_DEPTH queued jobs waits though it would fit; within the depth it starts at once
+    (the bound that keeps a pass O(depth) on an overloaded queue, issue 19 item 9)."""
+    # 4 GPUs: a 3-GPU job runs long, the head wants all 4, fillers want 2 (never fit), then a 1-GPU short job
+    def trace(fillers: int):
+        return jobs((0, 3, 1000), (1, 4, 10), *((2, 2, 10) for _ in range(fillers)), (3, 1, 5))
+    assert starts(trace(BACKFILL_DEPTH - 3), "easy")[-1] == 3
+    assert starts(trace(BACKFILL_DEPTH), "easy")[-1] > 3
