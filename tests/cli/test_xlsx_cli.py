@@ -148,3 +148,42 @@ def test_libreoffice_replaces_a_wrong_cached_value(tmp_path):
     assert openpyxl.load_workbook(path, data_only=True)["S"]["B1"].value == 99
     converted = recalculate([path], tmp_path)[path.name]
     assert openpyxl.load_workbook(converted, data_only=True)["S"]["B1"].value == 42
+
+
+def _sheet(path: Path, name: str) -> list[tuple]:
+    openpyxl = pytest.importorskip("openpyxl")
+    return list(openpyxl.load_workbook(path)[name].iter_rows(values_only=True))
+
+
+def test_compare_xlsx_puts_scenarios_side_by_side(tmp_path):
+    """compare --format xlsx: each headline with one column per scenario and the deltas, as the JSON has them."""
+    files = [str(REFERENCE), str(ROOT / "examples" / "starter-32.toml")]
+    assert main(["compare", *files, "--format", "xlsx", "-o", str(tmp_path / "c.xlsx")]) == 0
+    assert main(["compare", *files, "--format", "json", "-o", str(tmp_path / "c.json")]) == 0
+    doc = json.loads((tmp_path / "c.json").read_text())
+    rows = _sheet(tmp_path / "c.xlsx", "Headlines")
+    assert rows[0][:4] == ("Figure", "Unit", *doc["labels"])
+    for row, headline in zip(rows[1:], doc["headlines"]):
+        assert row[:5] == (headline["name"], headline["unit"], *headline["values"], headline["deltas"][1])
+    bom = _sheet(tmp_path / "c.xlsx", "BoM")
+    assert len(bom) == 1 + len(doc["bom"])
+    scenarios = {row[0]: row[1:] for row in _sheet(tmp_path / "c.xlsx", "Scenarios")}
+    assert scenarios["cluster.num_nodes"] == tuple(s["cluster"]["num_nodes"] for s in doc["scenarios"])
+
+
+def test_sensitivity_xlsx_holds_the_tornado(tmp_path):
+    """sensitivity --format xlsx: the inputs' ranges and each tornado bar's outcomes equal the JSON's."""
+    argv = ["sensitivity", str(REFERENCE), "--samples", "200"]
+    assert main([*argv, "--format", "xlsx", "-o", str(tmp_path / "s.xlsx")]) == 0
+    assert main([*argv, "--format", "json", "-o", str(tmp_path / "s.json")]) == 0
+    doc = json.loads((tmp_path / "s.json").read_text())
+    inputs = _sheet(tmp_path / "s.xlsx", "Inputs")
+    assert [row[:6] for row in inputs[1:]] == [(i["key"], i["name"], i["unit"], i["low"], i["nominal"], i["high"])
+                                              for i in doc["inputs"]]
+    tornado = _sheet(tmp_path / "s.xlsx", "Tornado")
+    header = tornado[0]
+    for row, bar in zip(tornado[1:], doc["tornado"]):
+        assert row[header.index("TCO (USD) at low")] == bar["low"]["tco_usd"]
+        assert row[header.index("TCO swing (USD)")] == bar["tco_swing_usd"]
+    quantiles = {row[0]: row[1:] for row in _sheet(tmp_path / "s.xlsx", "Monte Carlo")[1:]}
+    assert quantiles["TCO (USD)"][2] == doc["monte_carlo"]["tco_usd"]["p50"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterplan.report.xlsx_book import cell, column_letters, finish, new_workbook, price_name, write_cell
+from clusterplan.report.xlsx_book import add_sheet, cell, column_letters, finish, new_workbook, price_name, write_cell
 from clusterplan.report.xlsx_cash import write_cash_sheets, write_workload
 
 _RECOMPUTE = "design figure, not a formula: `clusterplan plan` recomputes it"
@@ -84,7 +84,7 @@ def _priced_ids(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def write_inputs(model: Model, doc: dict[str, Any]) -> None:
     """Inputs: scenario rates and design figures, unit prices, cloud rates; yellow cells are meant to be edited."""
-    sheet = model.book.add_worksheet("Inputs")
+    sheet = add_sheet(model.book, "Inputs")
     model.header(sheet, "Inputs (edit the yellow cells; every other sheet follows)",
                  ("Input", "Value", "Unit", "Name", "Source"), (34, 16, 30, 34, 90))
     rows = [*scenario_inputs(doc)]
@@ -142,7 +142,7 @@ def _total(model: Model, sheet: Any, row: int, label: str, name: str, first: int
 def write_bom(model: Model, doc: dict[str, Any]) -> tuple[int, int]:
     """BoM and one-off lines, capex, one-off and upfront; returns the rows of the capex-by-category table."""
     cost = doc["cost"]
-    sheet = model.book.add_worksheet("BoM")
+    sheet = add_sheet(model.book, "BoM")
     model.header(sheet, "Bill of materials (capex) and one-off costs",
                  ("Category", "Item", "Id", "Quantity", "Per", "Unit price (USD)", "Total (USD)", "Quantity from",
                   "Source"), (12, 48, 24, 12, 24, 16, 18, 60, 90))
@@ -176,7 +176,7 @@ _OPEX = {
 def write_opex(model: Model, doc: dict[str, Any]) -> None:
     """Opex: the five yearly lines of cost/tco.py and their total."""
     opex = doc["cost"]["opex_usd_per_year"]
-    sheet = model.book.add_worksheet("Opex")
+    sheet = add_sheet(model.book, "Opex")
     model.header(sheet, "Yearly opex", ("Line", "USD per year", "Formula"), (16, 18, 80))
     row = 2
     for row, (line, formula) in enumerate(_OPEX.items(), start=2):
@@ -210,7 +210,7 @@ def _tco_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str]]:
 
 def write_tco(model: Model, doc: dict[str, Any]) -> None:
     """TCO and NPV over the horizon, cost per delivered GPU-hour, per-GPU figures."""
-    sheet = model.book.add_worksheet("TCO")
+    sheet = add_sheet(model.book, "TCO")
     model.header(sheet, "TCO and NPV over the horizon", ("Figure", "Value", "Formula"), (32, 20, 100))
     for row, (label, name, formula, value, fmt) in enumerate(_tco_rows(doc["cost"]), start=2):
         write_cell(sheet, row, 0, label)

@@ -42,6 +42,29 @@ def new_workbook() -> tuple[Any, io.BytesIO, dict[str, Any]]:
     return book, buffer, {name: book.add_format(spec) for name, spec in FORMATS.items()}
 
 
+def _exact_worksheet_class() -> type:
+    """XlsxWriter's worksheet writing each number as its shortest round-trip repr.
+
+    XlsxWriter writes numbers with 16 significant digits (Excel's display precision); a double can need 17,
+    and a price of 5.5040000000000004 would come back 5.504. The override is of one small private method
+    (``XMLwriter._xml_number_element``, unchanged since XlsxWriter 1.x); tests/unit/report/test_xlsx.py pins
+    the round trip.
+    """
+    from xlsxwriter.worksheet import Worksheet
+
+    class ExactWorksheet(Worksheet):
+        def _xml_number_element(self, number, attributes=()) -> None:
+            attr = "".join(f' {key}="{self._escape_attributes(value)}"' for key, value in attributes)
+            self.fh.write(f"<c{attr}><v>{float(number)!r}</v></c>")
+
+    return ExactWorksheet
+
+
+def add_sheet(book: Any, name: str) -> Any:
+    """A new worksheet of ``book`` that keeps every number to the last bit."""
+    return book.add_worksheet(sheet_name(name), worksheet_class=_exact_worksheet_class())
+
+
 def finish(book: Any, buffer: io.BytesIO) -> bytes:
     book.close()
     return buffer.getvalue()
@@ -70,7 +93,7 @@ def write_cell(sheet: Any, row: int, column: int, value: Cell, fmt: Any = None) 
 
 def write_table(book: Any, formats: dict[str, Any], table: Table) -> Any:
     """``table`` as one sheet: a bold frozen header row, then its rows as values."""
-    sheet = book.add_worksheet(sheet_name(table.name))
+    sheet = add_sheet(book, table.name)
     for column, label in enumerate(table.columns):
         sheet.write_string(0, column, text(label), formats["header"])
         sheet.set_column(column, column, max(12, min(48, len(label) + 2)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterplan.report.xlsx_book import cell, column_letters, price_name, write_cell
+from clusterplan.report.xlsx_book import add_sheet, cell, column_letters, price_name, write_cell
 
 MIN_MONTHS = 120   # the cash flow runs at least ten years, so a longer horizon typed in still has its months
 
@@ -21,7 +21,7 @@ def _months(doc: dict[str, Any]) -> int:
 
 def write_cloud(model: Any, doc: dict[str, Any]) -> None:
     """Each offer renting the same capacity: billed GPU-hours, rent per year, total, ratio to TCO, break-even."""
-    sheet = model.book.add_worksheet("Cloud")
+    sheet = add_sheet(model.book, "Cloud")
     model.header(sheet, "Renting the same GPUs",
                  ("Offer", "Name", "Pricing", "Rate (USD/GPU-h)", "Reserved (1 = bills every hour)",
                   "Billed GPU-hours per year", "Rent per year (USD)", "Total over the horizon (USD)", "Over own TCO",
@@ -43,7 +43,7 @@ def write_cloud(model: Any, doc: dict[str, Any]) -> None:
 def write_cash_flow(model: Any, doc: dict[str, Any]) -> None:
     """Cumulative spend month by month: owning (upfront at month 0, opex spread) and each offer's rent."""
     cost, offers = doc["cost"], doc["cloud"]
-    sheet = model.book.add_worksheet("Cash flow")
+    sheet = add_sheet(model.book, "Cash flow")
     model.header(sheet, "Cumulative spend by month (month 0 = purchase)",
                  ("Month", "Own (USD)", *(f"{offer['offer']} (USD)" for offer in offers)),
                  (8, 18, *(18 for _ in offers)))
@@ -69,7 +69,7 @@ def write_cash_flow(model: Any, doc: dict[str, Any]) -> None:
 
 def write_breakeven(model: Any, doc: dict[str, Any]) -> None:
     """The first month in the horizon at which each offer's cumulative rent reaches owning's cumulative spend."""
-    sheet = model.book.add_worksheet("Break-even")
+    sheet = add_sheet(model.book, "Break-even")
     model.header(sheet, "Break-even: first whole month m in 0 .. 12 x years with rent x m / 12 >= upfront + "
                         "opex x m / 12 (\"never\" if none)",
                  ("Offer", "Rent per year (USD)", "Break-even (month)"), (28, 18, 18))
@@ -129,7 +129,7 @@ def _workload_costs(training: dict[str, Any], rates: set[str]) -> list[tuple[str
 def write_workload(model: Any, doc: dict[str, Any]) -> None:
     """Workload: the predicted tokens/s as an input, time and cost to train over it."""
     training = doc["training"]
-    sheet = model.book.add_worksheet("Workload")
+    sheet = add_sheet(model.book, "Workload")
     model.header(sheet, f"Training {training['model']['name']}", ("Figure", "Value", "Unit / note"), (34, 20, 100))
     row = 2
     for row, (label, name, value, unit) in enumerate(_workload_inputs(training), start=2):

@@ -70,3 +70,11 @@ def test_plain_tables_escape_text():
 def test_column_letters():
     """0 -> A, 25 -> Z, 26 -> AA, 701 -> ZZ."""
     assert [column_letters(i) for i in (0, 25, 26, 701)] == ["A", "Z", "AA", "ZZ"]
+
+
+def test_numbers_keep_every_bit():
+    """A double that needs 17 significant digits (XlsxWriter writes 16) reads back equal."""
+    values = (5.5040000000000004, 0.1 + 0.2, 1e-300, 2.0**53 + 2, 18)
+    table = Table(name="n", title="t", columns=("x",), rows=tuple((v,) for v in values))
+    sheet = openpyxl.load_workbook(io.BytesIO(tables_xlsx_bytes((table,)))).active
+    assert tuple(row[0] for row in sheet.iter_rows(min_row=2, values_only=True)) == values
