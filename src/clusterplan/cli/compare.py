@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clusterplan.cli.output import add_output_options, emit, write_json
+from clusterplan.cli.output import add_output_options, emit, emit_binary, write_json
 from clusterplan.compare import compare
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
+from clusterplan.report.analysis_tables import compare_tables
 from clusterplan.report.documents import compare_document
 from clusterplan.report.export import plan_document
 from clusterplan.report.html_analysis import render_compare as render_compare_html
 from clusterplan.report.terminal_analysis import render_compare
+from clusterplan.report.xlsx_book import tables_xlsx_bytes
 from clusterplan.spec import load_scenario
 
 
@@ -23,7 +25,7 @@ def add_parser(commands) -> None:
     parser.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="two or more scenario TOML files")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a key in every scenario (repeatable)")
-    add_output_options(parser, ("table", "json", "html"))
+    add_output_options(parser, ("table", "json", "html", "xlsx"))
     parser.set_defaults(run=run)
 
 
@@ -50,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     document = compare_document(comparison, sources=list(args.scenarios), scenarios=specs)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
+    elif args.format == "xlsx":
+        emit_binary(tables_xlsx_bytes(compare_tables(document)), args.output, what="xlsx")
     elif args.format == "html":
         emit(lambda stream: render_compare_html(document, stream), args.output)
     else:

@@ -36,11 +36,12 @@ def run(args: argparse.Namespace) -> int:
 
 def export(document: dict, fmt: str, output: str | None) -> None:
     """The plan's tables for a spreadsheet or a document (docs/report.md, "Exports")."""
+    if fmt == "xlsx":
+        emit_binary(xlsx_bytes(document), output, what="xlsx")
+        return
     tables = plan_tables(document)
     heading = plan_heading(document)
-    if fmt == "xlsx":
-        emit_binary(xlsx_bytes(tables), output, what="xlsx")
-    elif fmt == "csv":
+    if fmt == "csv":
         emit(lambda stream: write_csv(tables, stream), output)
     else:
         emit(lambda stream: write_markdown(tables, stream, heading=heading), output)

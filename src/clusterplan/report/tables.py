@@ -1,4 +1,4 @@
-"""The plan document as plain tables for finance: CSV, Markdown and (via report/xlsx.py) XLSX.
+"""The plan document as plain tables for finance: CSV and Markdown (XLSX: the live model of report/xlsx.py).
 
 Every table has a header row whose labels carry the unit, and cells that are
 numbers stay numbers. One CSV holds the tables one after another: a row with

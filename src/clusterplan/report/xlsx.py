@@ -1,122 +1,243 @@
-"""A minimal XLSX (Office Open XML SpreadsheetML) writer on the standard library.
+"""The plan as a live spreadsheet model (docs/report.md, "XLSX"): inputs as named cells, costs as formulas.
 
-One sheet per table: a bold, frozen header row, numbers as numbers (with a
-thousands format), text as inline strings, booleans as booleans. The zip is
-deterministic (fixed timestamps, fixed order), so the same tables give the
-same bytes.
+Sheets: Inputs (every scenario input that enters cost, each a defined name with its unit and source), BoM,
+Opex, TCO, Cloud, Cash flow, Break-even and, with a workload, Workload. Each formula is the one of
+cost/tco.py and cost/cloud.py, written in the same order of operations, and carries the plan's value as
+its cached result, so a viewer that does not recalculate shows the tool's numbers and one that does
+recomputes them from the edited inputs. Quantities the design derives (fat-tree switch counts, racks,
+cables, power) are values: the sheet says so and names the command that recomputes them.
 """
 
 from __future__ import annotations
 
-import io
-import re
-import zipfile
-from xml.sax.saxutils import escape, quoteattr
+from typing import Any
 
-from clusterplan.report.tables import Cell, Table
+from clusterplan.report.xlsx_book import add_sheet, cell, column_letters, finish, new_workbook, price_name, write_cell
+from clusterplan.report.xlsx_cash import write_cash_sheets, write_workload
 
-_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_PACKAGE_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
-_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml"
-_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-# cellXfs: 0 default, 1 bold header, 2 "#,##0.00" (built-in 4), 3 "#,##0" (built-in 3)
-_STYLES = (f'{_HEAD}<styleSheet xmlns="{_MAIN}">'
-           '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font>'
-           '<font><b/><sz val="11"/><name val="Calibri"/></font></fonts>'
-           '<fills count="2"><fill><patternFill patternType="none"/></fill>'
-           '<fill><patternFill patternType="gray125"/></fill></fills>'
-           '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
-           '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-           '<cellXfs count="4"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
-           '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
-           '<xf numFmtId="4" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
-           '<xf numFmtId="3" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
-           '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
-           '</styleSheet>')
+_RECOMPUTE = "design figure, not a formula: `clusterplan plan` recomputes it"
 
 
-def _column(index: int) -> str:
-    """0 -> A, 25 -> Z, 26 -> AA."""
-    name = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        name = chr(65 + rest) + name
-    return name
+class Model:
+    """The workbook being written, its formats, and the defined names given so far."""
+
+    def __init__(self) -> None:
+        self.book, self.buffer, self.formats = new_workbook()
+        self.names: set[str] = set()
+
+    def name(self, name: str, sheet: str, row: int, column: int = 1) -> None:
+        """Define ``name`` for the cell (``row``, ``column``) of ``sheet`` (0-based)."""
+        assert name not in self.names, name
+        self.names.add(name)
+        self.book.define_name(name, f"='{sheet}'!${column_letters(column)}${row + 1}")
+
+    def formula(self, sheet: Any, row: int, column: int, formula: str, value: Any, fmt: str = "usd") -> None:
+        sheet.write_formula(row, column, formula, self.formats[fmt], value)
+
+    def header(self, sheet: Any, title: str, columns: tuple[str, ...], widths: tuple[int, ...]) -> None:
+        sheet.write_string(0, 0, title, self.formats["title"])
+        for column, (label, width) in enumerate(zip(columns, widths)):
+            sheet.write_string(1, column, label, self.formats["header"])
+            sheet.set_column(column, column, width)
+        sheet.freeze_panes(2, 0)
 
 
-def _text(value: str) -> str:
-    return escape(_CONTROL.sub("", value))
+def scenario_inputs(doc: dict[str, Any]) -> list[tuple[str, str, float, str, str]]:
+    """(label, name, value, unit, source) of each rate and figure the cost formulas read."""
+    s, design, cost = doc["scenario"], doc["design"], doc["cost"]
+    facility, staff, finance = s["facility"], s["staff"], s["finance"]
+    return [
+        ("Electricity price", "electricity_usd_per_kwh", facility["electricity_usd_per_kwh"], "USD/kWh",
+         "scenario facility.electricity_usd_per_kwh"),
+        ("PUE", "pue", facility["pue"], "ratio", "scenario facility.pue"),
+        ("Colocation", "colocation_usd_per_kw_month", facility["colocation_usd_per_kw_month"], "USD per kW-month",
+         "scenario facility.colocation_usd_per_kw_month"),
+        ("Maintenance", "maintenance_fraction_per_year", finance["maintenance_fraction_per_year"],
+         "fraction of capex per year", "scenario finance.maintenance_fraction_per_year"),
+        ("Software", "software_usd_per_gpu_year", finance["software_usd_per_gpu_year"], "USD per GPU-year",
+         "scenario finance.software_usd_per_gpu_year"),
+        ("Ops engineers", "ops_engineers", staff["ops_engineers"], "engineers", "scenario staff.ops_engineers"),
+        ("Loaded cost per engineer", "loaded_cost_usd_per_year", staff["loaded_cost_usd_per_year"],
+         "USD per engineer-year", "scenario staff.loaded_cost_usd_per_year"),
+        ("Setup engineers", "setup_engineers", staff["setup_engineers"], "engineers", "scenario staff.setup_engineers"),
+        ("Setup time", "setup_months", staff["setup_months"], "months", "scenario staff.setup_months"),
+        ("Utilization", "utilization", finance["utilization"], "fraction of GPU-hours delivered",
+         "scenario finance.utilization (or its trace replay)"),
+        ("Horizon", "horizon_years", cost["years"], "years", "scenario finance.years"),
+        ("Discount rate", "discount_rate", cost["discount_rate"], "per year", "scenario finance.discount_rate"),
+        ("Hours per year", "hours_per_year", 8760, "h", "365 days (docs/cost.md)"),
+        ("GPUs", "num_gpus", design["num_gpus"], "GPUs", _RECOMPUTE),
+        ("Nodes", "num_nodes", design["num_nodes"], "nodes", _RECOMPUTE),
+        ("IT power, nameplate", "it_power_kw", design["it_power_kw"], "kW", _RECOMPUTE),
+        ("IT power, typical", "it_typical_power_kw", design["it_typical_power_kw"], "kW", _RECOMPUTE),
+    ]
 
 
-def _cell(ref: str, value: Cell, *, header: bool = False) -> str:
-    if value is None or value == "":
-        return ""
-    if isinstance(value, bool):
-        return f'<c r="{ref}" t="b"><v>{int(value)}</v></c>'
-    if isinstance(value, int):
-        return f'<c r="{ref}" s="3"><v>{value}</v></c>'
-    if isinstance(value, float):
-        return f'<c r="{ref}" s="2"><v>{value!r}</v></c>'
-    style = ' s="1"' if header else ""
-    return f'<c r="{ref}" t="inlineStr"{style}><is><t xml:space="preserve">{_text(str(value))}</t></is></c>'
+def _priced_ids(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each catalog entry priced in the BoM or one-off lines, once, in order of first use."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in (*doc["cost"]["bom"], *doc["cost"]["one_off"]):
+        if line["id"]:
+            out.setdefault(line["id"], line)
+    return out
 
 
-def _width(table: Table, index: int) -> float:
-    cells = [table.columns[index], *(row[index] for row in table.rows)]
-    longest = max(len(f"{c:,.2f}" if isinstance(c, float) else str(c)) for c in cells if c is not None)
-    return min(max(longest + 2, 8), 60)
+def write_inputs(model: Model, doc: dict[str, Any]) -> None:
+    """Inputs: scenario rates and design figures, unit prices, cloud rates; yellow cells are meant to be edited."""
+    sheet = add_sheet(model.book, "Inputs")
+    model.header(sheet, "Inputs (edit the yellow cells; every other sheet follows)",
+                 ("Input", "Value", "Unit", "Name", "Source"), (34, 16, 30, 34, 90))
+    rows = [*scenario_inputs(doc)]
+    rows += [(f"Unit price: {line['item']}", price_name(catalog_id), line["unit_price_usd"], f"USD per {line['per']}",
+              line["source"]) for catalog_id, line in _priced_ids(doc).items()]
+    rows += [(f"Cloud rate: {offer['name']}", price_name(offer["offer"], "rate"), offer["usd_per_gpu_hour"],
+              "USD per GPU-hour", f"{offer['source']} ({offer['date']})") for offer in doc["cloud"]]
+    for row, (label, name, value, unit, source) in enumerate(rows, start=2):
+        write_cell(sheet, row, 0, label)
+        write_cell(sheet, row, 1, value, model.formats["input"])
+        for column, text in ((2, unit), (3, name), (4, source)):
+            write_cell(sheet, row, column, text)
+        model.name(name, "Inputs", row)
 
 
-def _sheet(table: Table) -> str:
-    rows = [table.columns, *table.rows]
-    body = "".join(
-        f'<row r="{r + 1}">' + "".join(_cell(f"{_column(c)}{r + 1}", value, header=r == 0)
-                                       for c, value in enumerate(row)) + "</row>"
-        for r, row in enumerate(rows))
-    cols = "".join(f'<col min="{i + 1}" max="{i + 1}" width="{_width(table, i):g}" customWidth="1"/>'
-                   for i in range(len(table.columns)))
-    return (f'{_HEAD}<worksheet xmlns="{_MAIN}" xmlns:r="{_REL}">'
-            '<sheetViews><sheetView workbookViewId="0">'
-            '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/></sheetView></sheetViews>'
-            f'<cols>{cols}</cols><sheetData>{body}</sheetData></worksheet>')
+def _quantity(model: Model, sheet: Any, row: int, line: dict[str, Any], doc: dict[str, Any]) -> None:
+    """A BoM quantity: a formula where it is an input (GPUs, servers, cooling kW), else the design's value."""
+    design = doc["design"]
+    formula = {design["gpu"]: "=num_gpus", design["server"]: "=num_nodes"}.get(line["id"])
+    if line["category"] == "facility" and line["per"].startswith("kW"):
+        formula = "=it_power_kw"
+    if formula:
+        model.formula(sheet, row, 3, formula, line["quantity"], "number")
+        write_cell(sheet, row, 7, "formula over Inputs")
+    else:
+        write_cell(sheet, row, 3, line["quantity"], model.formats["number"])
+        write_cell(sheet, row, 7, _RECOMPUTE, model.formats["note"])
 
 
-def _sheet_name(name: str) -> str:
-    return re.sub(r"[\[\]:*?/\\]", " ", name)[:31]
+def _lines(model: Model, sheet: Any, start: int, lines: list[dict[str, Any]], doc: dict[str, Any]) -> int:
+    """BoM-style lines from row ``start``: quantity x unit price = total; returns the next free row."""
+    for row, line in enumerate(lines, start=start):
+        for column, key in ((0, "category"), (1, "item"), (2, "id"), (4, "per"), (8, "source")):
+            write_cell(sheet, row, column, line[key])
+        if line["id"]:
+            _quantity(model, sheet, row, line, doc)
+            price = f"={price_name(line['id'])}"
+        else:   # the setup engineers: engineer-years from the staff inputs
+            model.formula(sheet, row, 3, "=setup_engineers*setup_months/12", line["quantity"], "number")
+            write_cell(sheet, row, 7, "formula over Inputs")
+            price = "=loaded_cost_usd_per_year"
+        model.formula(sheet, row, 5, price, line["unit_price_usd"])
+        model.formula(sheet, row, 6, f"={cell(row, 3)}*{cell(row, 5)}", line["total_usd"])
+    return start + len(lines)
 
 
-def xlsx_bytes(tables: tuple[Table, ...]) -> bytes:
-    """The workbook as bytes: one sheet per table, in order."""
-    n = len(tables)
-    content_types = (f'{_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-                     '<Default Extension="rels" '
-                     'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-                     '<Default Extension="xml" ContentType="application/xml"/>'
-                     f'<Override PartName="/xl/workbook.xml" ContentType="{_TYPE}.sheet.main+xml"/>'
-                     f'<Override PartName="/xl/styles.xml" ContentType="{_TYPE}.styles+xml"/>'
-                     + "".join(f'<Override PartName="/xl/worksheets/sheet{i + 1}.xml" '
-                               f'ContentType="{_TYPE}.worksheet+xml"/>' for i in range(n))
-                     + "</Types>")
-    root_rels = (f'{_HEAD}<Relationships xmlns="{_PACKAGE_REL}"><Relationship Id="rId1" '
-                 f'Type="{_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>')
-    sheets = "".join(f'<sheet name={quoteattr(_sheet_name(t.name))} sheetId="{i + 1}" r:id="rId{i + 1}"/>'
-                     for i, t in enumerate(tables))
-    workbook = f'{_HEAD}<workbook xmlns="{_MAIN}" xmlns:r="{_REL}"><sheets>{sheets}</sheets></workbook>'
-    workbook_rels = (f'{_HEAD}<Relationships xmlns="{_PACKAGE_REL}">'
-                     + "".join(f'<Relationship Id="rId{i + 1}" Type="{_REL}/worksheet" '
-                               f'Target="worksheets/sheet{i + 1}.xml"/>' for i in range(n))
-                     + f'<Relationship Id="rId{n + 1}" Type="{_REL}/styles" Target="styles.xml"/>'
-                     + "</Relationships>")
-    parts = [("[Content_Types].xml", content_types), ("_rels/.rels", root_rels), ("xl/workbook.xml", workbook),
-             ("xl/_rels/workbook.xml.rels", workbook_rels), ("xl/styles.xml", _STYLES),
-             *((f"xl/worksheets/sheet{i + 1}.xml", _sheet(t)) for i, t in enumerate(tables))]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in parts:
-            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, text.encode("utf-8"))
-    return buffer.getvalue()
+def _total(model: Model, sheet: Any, row: int, label: str, name: str, first: int, last: int, value: float) -> None:
+    """``label`` and the left-to-right sum of column G over rows ``first``..``last`` (as Python's ``sum``)."""
+    write_cell(sheet, row, 1, label, model.formats["header"])
+    chain = "+".join(cell(r, 6) for r in range(first, last)) or "0"
+    model.formula(sheet, row, 6, f"={chain}", value)
+    model.name(name, "BoM", row, 6)
+
+
+def write_bom(model: Model, doc: dict[str, Any]) -> tuple[int, int]:
+    """BoM and one-off lines, capex, one-off and upfront; returns the rows of the capex-by-category table."""
+    cost = doc["cost"]
+    sheet = add_sheet(model.book, "BoM")
+    model.header(sheet, "Bill of materials (capex) and one-off costs",
+                 ("Category", "Item", "Id", "Quantity", "Per", "Unit price (USD)", "Total (USD)", "Quantity from",
+                  "Source"), (12, 48, 24, 12, 24, 16, 18, 60, 90))
+    end = _lines(model, sheet, 2, cost["bom"], doc)
+    _total(model, sheet, end, "Capex", "capex_usd", 2, end, cost["capex_usd"])
+    start = end + 2
+    end = _lines(model, sheet, start, cost["one_off"], doc)
+    _total(model, sheet, end, "One-off", "one_off_usd", start, end, cost["one_off_usd"])
+    write_cell(sheet, end + 1, 1, "Upfront (capex + one-off, month 0)", model.formats["header"])
+    model.formula(sheet, end + 1, 6, "=capex_usd+one_off_usd", cost["capex_usd"] + cost["one_off_usd"])
+    model.name("upfront_usd", "BoM", end + 1, 6)
+    first = end + 3
+    write_cell(sheet, first, 0, "Capex by category", model.formats["header"])
+    bom_rows = f"{cell(2, 0, absolute=True)}:{cell(1 + len(cost['bom']), 0, absolute=True)}"
+    totals = bom_rows.replace("A", "G")
+    for row, (category, total) in enumerate(cost["capex_by_category_usd"].items(), start=first + 1):
+        write_cell(sheet, row, 0, category)
+        model.formula(sheet, row, 6, f'=SUMIF({bom_rows},"{category}",{totals})', total)
+    return first + 1, first + len(cost["capex_by_category_usd"])
+
+
+_OPEX = {
+    "electricity": "=it_typical_power_kw*pue*hours_per_year*electricity_usd_per_kwh",
+    "colocation": "=it_power_kw*colocation_usd_per_kw_month*12",
+    "maintenance": "=capex_usd*maintenance_fraction_per_year",
+    "staff": "=ops_engineers*loaded_cost_usd_per_year",
+    "software": "=num_gpus*software_usd_per_gpu_year",
+}
+
+
+def write_opex(model: Model, doc: dict[str, Any]) -> None:
+    """Opex: the five yearly lines of cost/tco.py and their total."""
+    opex = doc["cost"]["opex_usd_per_year"]
+    sheet = add_sheet(model.book, "Opex")
+    model.header(sheet, "Yearly opex", ("Line", "USD per year", "Formula"), (16, 18, 80))
+    row = 2
+    for row, (line, formula) in enumerate(_OPEX.items(), start=2):
+        write_cell(sheet, row, 0, line)
+        model.formula(sheet, row, 1, formula, opex[line])
+        model.name(f"opex_{line}_usd_per_year", "Opex", row)
+        write_cell(sheet, row, 2, formula[1:], model.formats["note"])
+    write_cell(sheet, row + 1, 0, "total", model.formats["header"])
+    model.formula(sheet, row + 1, 1, "=" + "+".join(cell(r, 1) for r in range(2, row + 1)), opex["total"])
+    model.name("opex_usd_per_year", "Opex", row + 1)
+
+
+def _tco_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str]]:
+    npv = ("=upfront_usd+IF(discount_rate=0,opex_usd_per_year*horizon_years,"
+           "opex_usd_per_year*(1-(1+discount_rate)^(-horizon_years))/discount_rate)")
+    return [
+        ("Capex", "", "=capex_usd", cost["capex_usd"], "usd"),
+        ("One-off", "", "=one_off_usd", cost["one_off_usd"], "usd"),
+        ("Upfront", "", "=upfront_usd", cost["capex_usd"] + cost["one_off_usd"], "usd"),
+        ("Opex per year", "", "=opex_usd_per_year", cost["opex_usd_per_year"]["total"], "usd"),
+        ("TCO", "tco_usd", "=upfront_usd+horizon_years*opex_usd_per_year", cost["tco_usd"], "usd"),
+        ("NPV of the cost", "npv_usd", npv, cost["npv_usd"], "usd"),
+        ("Delivered GPU-hours per year", "delivered_gpu_hours_per_year", "=num_gpus*hours_per_year*utilization",
+         cost["delivered_gpu_hours_per_year"], "number"),
+        ("Cost per delivered GPU-hour", "cost_per_gpu_hour_usd",
+         "=tco_usd/(delivered_gpu_hours_per_year*horizon_years)", cost["cost_per_gpu_hour_usd"], "rate"),
+        ("Capex per GPU (fully loaded)", "", "=upfront_usd/num_gpus", cost["capex_per_gpu_usd"], "usd"),
+        ("TCO per GPU", "", "=tco_usd/num_gpus", cost["tco_per_gpu_usd"], "usd"),
+    ]
+
+
+def write_tco(model: Model, doc: dict[str, Any]) -> None:
+    """TCO and NPV over the horizon, cost per delivered GPU-hour, per-GPU figures."""
+    sheet = add_sheet(model.book, "TCO")
+    model.header(sheet, "TCO and NPV over the horizon", ("Figure", "Value", "Formula"), (32, 20, 100))
+    for row, (label, name, formula, value, fmt) in enumerate(_tco_rows(doc["cost"]), start=2):
+        write_cell(sheet, row, 0, label)
+        model.formula(sheet, row, 1, formula, value, fmt)
+        write_cell(sheet, row, 2, formula[1:], model.formats["note"])
+        if name:
+            model.name(name, "TCO", row)
+
+
+def _capex_chart(model: Model, rows: tuple[int, int]) -> None:
+    chart = model.book.add_chart({"type": "column"})
+    chart.add_series({"name": "Capex (USD)", "categories": ["BoM", rows[0], 0, rows[1], 0],
+                      "values": ["BoM", rows[0], 6, rows[1], 6]})
+    chart.set_title({"name": "Capex by category"})
+    chart.set_legend({"none": True})
+    model.book.get_worksheet_by_name("TCO").insert_chart("E3", chart)
+
+
+def xlsx_bytes(doc: dict[str, Any]) -> bytes:
+    """The plan document (report/export.py) as the live workbook."""
+    model = Model()
+    write_inputs(model, doc)
+    category_rows = write_bom(model, doc)
+    write_opex(model, doc)
+    write_tco(model, doc)
+    write_cash_sheets(model, doc)
+    if doc.get("training") and doc["training"].get("feasible"):
+        write_workload(model, doc)
+    _capex_chart(model, category_rows)
+    return finish(model.book, model.buffer)
