@@ -106,7 +106,7 @@ def create_app(scenario: str | None = None):
             body = views.report_html(scenario, overrides)
         spec = load_spec(scenario, list(overrides))
         html = shell(title=f"clusterplan serve: {views.title(spec, scenario)}", source=scenario or "reference scenario",
-                     controls=controls_html(as_table(spec), catalog), report=body, problem=problem)
+                     controls=controls_html(as_table(spec), catalog, overrides), report=body, problem=problem)
         return HTMLResponse(html, headers={"Content-Security-Policy": CSP})
 
     def view(overrides, pinned) -> Response:

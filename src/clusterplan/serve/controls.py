@@ -7,6 +7,8 @@ the URL and the CLI read it the same way. Choices come from the catalog and the 
 from __future__ import annotations
 
 import json
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,11 +91,27 @@ def _input(control: Control, value: Any, catalog: Catalog) -> str:
     return f'<input type="number" {common} value="{esc(value)}" step="{control.step}">'
 
 
-def controls_html(scenario: dict[str, Any], catalog: Catalog) -> str:
-    """Every control, set to the scenario's value (``as_table(spec)``), with a place for its error."""
+def _typed(overrides: Sequence[str]) -> dict[str, Any]:
+    """The value each override gives its key, read as ``--set`` reads it (TOML, else the plain text)."""
+    typed = {}
+    for override in overrides:
+        key, _, raw = override.partition("=")
+        try:
+            typed[key.strip()] = tomllib.loads(f"v = {raw.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            typed[key.strip()] = raw.strip()
+    return typed
+
+
+def controls_html(scenario: dict[str, Any], catalog: Catalog, overrides: Sequence[str] = ()) -> str:
+    """Every control, set to the scenario's value (``as_table(spec)``), with a place for its error; a text
+    control shows its override as typed ("2T", not 2000000000000.0)."""
+    typed = _typed(overrides)
     rows = []
     for control in CONTROLS:
         value = resolve(scenario, "/" + control.key.replace(".", "/"))
+        if control.kind == "text" and control.key in typed:
+            value = typed[control.key]
         if control.kind == "offers":
             widget = f'<div id="offers">{_offers(list(value), scenario["cluster"]["gpu"], catalog)}</div>'
         else:
