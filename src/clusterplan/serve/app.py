@@ -2,14 +2,16 @@
 
 Each handler reads the overrides (``set``, and ``pin`` for a pinned baseline) from the query or from a JSON
 body of at most ``MAX_BODY_BYTES``, computes in a worker thread with ``views`` (pure functions, so concurrent
-requests are safe) and answers JSON. Bad input is HTTP 422 ``{"error": {"field", "message"}}`` with the CLI's
-one-line message; nothing else escapes: an unexpected error is a one-line 500 and never a traceback.
+requests are safe) and answers JSON, with the computing time in a ``Server-Timing`` header. Bad input is
+HTTP 422 ``{"error": {"field", "message"}}`` with the CLI's one-line message; nothing else escapes: an
+unexpected error is a one-line 500 and never a traceback.
 Starlette is imported here, inside ``create_app``, so that the CLI loads without the ``serve`` extra.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -88,7 +90,10 @@ def create_app(scenario: str | None = None):
         async def endpoint(request):
             try:
                 overrides, pinned = await _inputs(request)
-                return await run_in_threadpool(answer, overrides, pinned)
+                started = time.perf_counter()
+                response = await run_in_threadpool(answer, overrides, pinned)
+                response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1e3:.2f}"
+                return response
             except BadRequest as bad:
                 return error(bad.status, bad.field, bad.message)
             except (ConfigError, InfeasiblePlan) as bad:
