@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -73,15 +73,19 @@ async def _inputs(request) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     return _overrides(data.get("set", []), "set"), (None if pin is None else _overrides(pin, "pin"))
 
 
-def create_app(scenario: str | None = None):
-    """The application for ``scenario`` (a TOML path, or None for the reference scenario)."""
+def create_app(scenario: str | None = None, *, allowed_hosts: Sequence[str] | None = None):
+    """The application for ``scenario`` (a TOML path, or None for the reference scenario); with
+    ``allowed_hosts``, a request naming another ``Host`` is refused (400), so that a web page elsewhere
+    cannot reach a loopback server through a DNS name of its own."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 
     catalog = load_catalog()
-    load_spec(scenario)   # a bad scenario file stops the server before it listens
+    views.planned(scenario, ())   # a bad or infeasible scenario stops the server before it listens
 
     def error(status: int, field: str, message: str) -> JSONResponse:
         return JSONResponse({"error": {"field": field, "message": message}}, status_code=status)
@@ -144,4 +148,5 @@ def create_app(scenario: str | None = None):
               methods=both),
         Route("/static/{name}", static, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))] if allowed_hosts else []
+    return Starlette(routes=routes, middleware=middleware)

@@ -14,6 +14,9 @@ from clusterplan.errors import ConfigError
 from clusterplan.serve.app import create_app
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")   # the Host a browser sends to a server bound to these
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port`` (0 = any free port)."""
     if not 0 <= port <= 65535:
@@ -47,7 +50,7 @@ def serve(scenario: str | None, *, host: str, port: int, open_browser: bool, out
     """Serve the live page for ``scenario`` until interrupted."""
     import uvicorn
 
-    app = create_app(scenario)
+    app = create_app(scenario, allowed_hosts=LOOPBACK_NAMES if host in LOOPBACK_NAMES else None)
     sock = listen(host, port)
     url = url_of(sock)
     if not loopback(host):

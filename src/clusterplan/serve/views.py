@@ -69,10 +69,13 @@ def train_json(scenario: str | None, overrides: Sequence[str]) -> dict[str, Any]
 
 def compare_json(scenario: str | None, baseline: Sequence[str], current: Sequence[str]) -> dict[str, Any]:
     """``clusterplan compare`` of the scenario under two sets of overrides: the pinned baseline first."""
-    plans = [planned(scenario, baseline), planned(scenario, current)]
+    return _compared(scenario, (baseline, current), (planned(scenario, baseline), planned(scenario, current)))
+
+
+def _compared(scenario: str | None, overrides: tuple[Sequence[str], Sequence[str]],
+              plans: tuple[Plan, Plan]) -> dict[str, Any]:
     comparison = compare([BASELINE, CURRENT], [plan_document(p) for p in plans])
-    sources = [" ".join(f"--set {o}" for o in overrides) or (scenario or "reference scenario")
-               for overrides in (baseline, current)]
+    sources = [" ".join(f"--set {o}" for o in each) or (scenario or "reference scenario") for each in overrides]
     return compare_document(comparison, sources=sources, scenarios=[p.spec for p in plans])
 
 
@@ -82,7 +85,7 @@ def report_html(scenario: str | None, overrides: Sequence[str], baseline: Sequen
     document = live_document(whole, title=title(whole.spec, scenario), source=scenario or "reference scenario")
     parts = [part for render in SECTIONS if (part := render(document)) is not None]
     if baseline is not None:
-        compared = compare_parts(compare_json(scenario, baseline, overrides))
+        compared = compare_parts(_compared(scenario, (baseline, overrides), (planned(scenario, baseline), whole)))
         parts[1:1] = [Part(anchor=f"compare-{p.anchor}", title=f"Pinned baseline vs current: {p.title}",
                            body=p.body) for p in compared]
     return sections(parts)

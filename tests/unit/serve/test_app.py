@@ -138,3 +138,18 @@ def test_static_assets_ship_in_the_package(client):
     assert script.status_code == 200 and "fetch(\"/view\"" in script.text and "http" not in script.text.lower()
     assert client.get("/static/app.css").status_code == 200
     assert client.get("/static/../app.py").status_code == 404
+
+
+def test_allowed_hosts_refuse_another_name():
+    """Bound to loopback, the server answers only requests naming a loopback host (no DNS rebinding)."""
+    guarded = testclient.TestClient(create_app(allowed_hosts=["127.0.0.1", "localhost"]), base_url="http://127.0.0.1")
+    assert guarded.get("/api/plan").status_code == 200
+    assert guarded.get("/api/plan", headers={"host": "evil.example"}).status_code == 400
+
+
+def test_an_infeasible_or_bad_scenario_stops_the_server_before_it_listens(tmp_path):
+    """The scenario is planned once at start: its error is the CLI's."""
+    path = tmp_path / "bad.toml"
+    path.write_text("[cluster]\nnum_nodes = 0\n")
+    with pytest.raises(ValueError, match="bad.toml:2: cluster.num_nodes"):
+        create_app(str(path))
