@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import re
 import types
 import typing
@@ -110,10 +111,10 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
         if isinstance(value, bool):
             fail("a number")
         if isinstance(value, (int, float)):
-            return float(value)
+            return _finite(float(value), key, locate)
         if isinstance(value, str) and unit_symbol:
             try:
-                return units.parse(value, unit_symbol)
+                return _finite(units.parse(value, unit_symbol), key, locate)
             except units.UnitError as error:
                 raise ConfigError(str(error), key=key, line=locate(key)) from None
         fail(f"a number (or a string with a unit, e.g. \"{_example(unit_symbol)}\")" if unit_symbol
@@ -123,6 +124,13 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
             fail("a string")
         return value
     raise TypeError(f"unsupported field type {hint!r} for {key}")  # a bug in a dataclass, not input
+
+
+def _finite(value: float, key: str, locate: Locate) -> float:
+    """``value``, unless it is inf or nan (TOML spells both; no model has a use for either)."""
+    if not math.isfinite(value):
+        raise ConfigError(f"must be a finite number, got {value}", key=key, line=locate(key))
+    return value
 
 
 def _example(symbol: str) -> str:

@@ -32,6 +32,10 @@ def _non_negative(value: float, key: str) -> None:
     check(value >= 0, key, f"must be >= 0, got {value}")
 
 
+MAX_NODES = 100_000
+MAX_STORAGE_TB = 1e6
+
+
 @dataclass(**FROZEN)
 class Cluster:
     gpu: str
@@ -41,6 +45,9 @@ class Cluster:
 
     def __post_init__(self) -> None:
         _positive(self.num_nodes, "num_nodes")
+        # the largest clusters built have about 25,000 nodes; a count past any fabric's reach made the
+        # topology build lists of that length (num_nodes = 1e20: an OverflowError, not a message)
+        check(self.num_nodes <= MAX_NODES, "num_nodes", f"must be <= {MAX_NODES:,}, got {self.num_nodes:,}")
         _positive(self.gpus_per_node, "gpus_per_node")
 
     @property
@@ -77,6 +84,10 @@ class Storage:
         _non_negative(self.usable_tb, "usable_tb")
         _non_negative(self.read_Bps_per_gpu, "read_Bps_per_gpu")
         _non_negative(self.burst_buffer_tb, "burst_buffer_tb")
+        # 1 EB: past it the design lays out storage units by the million (1e20 TB filled the memory)
+        for name in ("usable_tb", "burst_buffer_tb"):
+            value = getattr(self, name)
+            check(value <= MAX_STORAGE_TB, name, f"must be <= {MAX_STORAGE_TB:,.0f} TB (1 EB), got {value:g}")
 
 
 @dataclass(**FROZEN)

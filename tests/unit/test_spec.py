@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from clusterplan.errors import ConfigError
@@ -106,3 +108,17 @@ def test_reference_example_is_the_shipped_reference(reference):
     assert load_spec(example) == reference
     assert example.read_text() == (Path(__file__).parents[2] / "src" / "clusterplan" / "scenarios"
                                    / "reference.toml").read_text()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("network.oversubscription=inf", "network.oversubscription: must be a finite number, got inf"),
+    ("storage.usable_tb=nan", "storage.usable_tb: must be a finite number, got nan"),
+    ('storage.usable_tb="1e309TB"', "storage.usable_tb: must be a finite number, got inf"),
+    ("cluster.num_nodes=99999999999999999999", "cluster.num_nodes: must be <= 100,000"),
+    ("storage.usable_tb=1e20", "storage.usable_tb: must be <= 1,000,000 TB (1 EB), got 1e+20"),
+    ("storage.burst_buffer_tb=2e6", "storage.burst_buffer_tb: must be <= 1,000,000 TB (1 EB)")])
+def test_impossible_sizes_are_errors_not_crashes(override, message):
+    """Regression: inf, nan and absurd sizes (found by the live page's fuzzing) named the key instead of an
+    OverflowError, a ValueError or (1e20 TB of storage) all the machine's memory."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_spec(None, [override])

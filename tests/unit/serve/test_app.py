@@ -2,6 +2,7 @@
 
 import io
 import json
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,6 +13,7 @@ from clusterplan.cli.main import main
 
 testclient = pytest.importorskip("starlette.testclient")
 from clusterplan.serve.app import MAX_BODY_BYTES, create_app  # noqa: E402
+from clusterplan.serve.controls import CONTROLS  # noqa: E402
 
 ROOT = Path(__file__).parents[3]
 WORKLOAD = ['workload.model="llama2-13b"', 'workload.tokens="2T"']
@@ -153,3 +155,17 @@ def test_an_infeasible_or_bad_scenario_stops_the_server_before_it_listens(tmp_pa
     path.write_text("[cluster]\nnum_nodes = 0\n")
     with pytest.raises(ValueError, match="bad.toml:2: cluster.num_nodes"):
         create_app(str(path))
+
+
+ODD = ["-1", "0", "1e309", "nan", "", "99999999999999999999", "1e20", '"x"', "[1,2]", "{a=1}", "true", "0.5"]
+
+
+@pytest.mark.parametrize("key", [control.key for control in CONTROLS])
+def test_every_control_takes_odd_values_as_a_422_or_an_answer(client, key):
+    """Each control with out-of-range, wrong-type and absurd values: 200 or 422 with the key, within a second,
+    never a 500 (before the fix: OverflowError for 1e20 nodes, all the memory for 1e20 TB)."""
+    for raw in ODD:
+        started = time.perf_counter()
+        answer = client.post("/view", json={"set": [f"{key}={raw}"]})
+        assert answer.status_code in (200, 422), (raw, answer.text)
+        assert time.perf_counter() - started < 5, raw
