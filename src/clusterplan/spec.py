@@ -34,6 +34,7 @@ def _non_negative(value: float, key: str) -> None:
 
 MAX_NODES = 100_000
 MAX_STORAGE_TB = 1e6
+HOURS_PER_YEAR = 8760
 
 
 @dataclass(**FROZEN)
@@ -234,6 +235,10 @@ class ReliabilitySettings:
                   f"to ignore it)")
         for name in ("days", "checkpoint_bytes_per_param", "bytes_per_token", "repair_hours"):
             _positive(getattr(self, name), name)
+        # a node out for longer than a year is not in repair; 1e20 hours made the spares' Poisson quantile
+        # count up to its mean, for ever
+        check(self.repair_hours <= HOURS_PER_YEAR, "repair_hours",
+              f"must be <= {HOURS_PER_YEAR} (a year), got {self.repair_hours:g}")
         for name in ("checkpoint_interval_min", "checkpoint_metadata_s", "dataset_tb", "detect_min",
                      "restart_overhead_min"):
             _non_negative(getattr(self, name), name)

@@ -114,9 +114,11 @@ def test_reference_example_is_the_shipped_reference(reference):
     ("network.oversubscription=inf", "network.oversubscription: must be a finite number, got inf"),
     ("storage.usable_tb=nan", "storage.usable_tb: must be a finite number, got nan"),
     ('storage.usable_tb="1e309TB"', "storage.usable_tb: must be a finite number, got inf"),
-    ("cluster.num_nodes=99999999999999999999", "cluster.num_nodes: must be <= 100,000"),
+    ("cluster.num_nodes=200000", "cluster.num_nodes: must be <= 100,000, got 200,000"),
     ("storage.usable_tb=1e20", "storage.usable_tb: must be <= 1,000,000 TB (1 EB), got 1e+20"),
-    ("storage.burst_buffer_tb=2e6", "storage.burst_buffer_tb: must be <= 1,000,000 TB (1 EB)")])
+    ("storage.burst_buffer_tb=2e6", "storage.burst_buffer_tb: must be <= 1,000,000 TB (1 EB)"),
+    ("workload.seq_len=99999999999999999999", "workload.seq_len: must be at most 9,007,199,254,740,992 in size"),
+    ("reliability.repair_hours=1e20", "reliability.repair_hours: must be <= 8760 (a year), got 1e+20")])
 def test_impossible_sizes_are_errors_not_crashes(override, message):
     """Regression: inf, nan and absurd sizes (found by the live page's fuzzing) named the key instead of an
     OverflowError, a ValueError or (1e20 TB of storage) all the machine's memory."""
