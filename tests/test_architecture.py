@@ -15,6 +15,7 @@ LAYERS = (
     {"cost", "perf", "reliability", "sched"},
     {"bench", "checks", "plan", "sensitivity"},
     {"report", "compare"},
+    {"serve"},
     {"cli", "__main__"},
 )
 # The leaves of the middle layer are independent models: none imports another, nor spec.

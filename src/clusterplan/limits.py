@@ -10,7 +10,7 @@ from clusterplan.schema import check
 
 # Scenario key -> (least, largest) value; prices and failure rates are bounded by the two constants below.
 LIMITS: Mapping[str, tuple[float, float]] = {
-    "cluster.num_nodes": (1, 131_072), "cluster.gpus_per_node": (1, 72), "network.nics_per_node": (1, 32),
+    "cluster.num_nodes": (1, 100_000), "cluster.gpus_per_node": (1, 72), "network.nics_per_node": (1, 32),
     "network.oversubscription": (1, 64), "storage.usable_tb": (0, 1e6), "storage.read_Bps_per_gpu": (0, 1e11),
     "storage.burst_buffer_tb": (0, 1e6), "facility.electricity_usd_per_kwh": (0, 10), "facility.pue": (1, 5),
     "facility.rack_power_kw": (0.1, 2000), "facility.colocation_usd_per_kw_month": (0, 10_000),

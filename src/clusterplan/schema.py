@@ -106,6 +106,8 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             fail("an integer")
+        if abs(value) > MAX_INT:   # past a C long, numpy and math raised OverflowError far from the key
+            raise ConfigError(f"must be at most {MAX_INT:,} in size, got {value}", key=key, line=locate(key))
         return value
     if hint is float:
         if isinstance(value, bool):
@@ -133,6 +135,9 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
             raise ConfigError("must not contain a NUL character", key=key, line=locate(key))
         return value
     raise TypeError(f"unsupported field type {hint!r} for {key}")  # a bug in a dataclass, not input
+
+
+MAX_INT = 2**53   # the largest integer a float (and JSON's readers) hold exactly
 
 
 def _example(symbol: str) -> str:

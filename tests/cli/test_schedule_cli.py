@@ -92,8 +92,8 @@ def test_skip_bad(capsys, tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["schedule", "missing.swf"], "missing.swf: cannot read trace"),
     (["schedule", "{swf}", "--gpus", "12"], "--gpus: must be a positive multiple of the 8 GPUs per node"),
-    (["schedule", "{swf}", "--nodes", "0"], "--nodes: must be between 1 and 131,072, got 0"),
-    (["schedule", "{swf}", "--nodes", "1000000000"], "--nodes: must be between 1 and 131,072"),
+    (["schedule", "{swf}", "--nodes", "0"], "--nodes: must be between 1 and 100,000, got 0"),
+    (["schedule", "{swf}", "--nodes", "1000000000"], "--nodes: must be between 1 and 100,000"),
     (["schedule", "synthetic:load=-1"], "load: must be > 0"),
     (["schedule", "{swf}", "--policy", "fairshare", "--priority", "speed=3"], "--priority: unknown key"),
     (["schedule", "{swf}", "--policy", "sjf"], "invalid choice: 'sjf'"),

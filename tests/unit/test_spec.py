@@ -156,3 +156,19 @@ def test_the_limits_are_documented():
     text = (Path(__file__).parents[2] / "docs" / "scenario.md").read_text()
     for key, (low, high) in LIMITS.items():
         assert f"| `{key}` | {_number(low)} | {_number(high)} |" in text
+
+
+@pytest.mark.parametrize("override, message", [
+    ("network.oversubscription=inf", "network.oversubscription: must be a finite number, got inf"),
+    ("storage.usable_tb=nan", "storage.usable_tb: must be a finite number, got nan"),
+    ('storage.usable_tb="1e309TB"', "storage.usable_tb: must be a finite number, got '1e309TB'"),
+    ("cluster.num_nodes=200000", "cluster.num_nodes: must be between 1 and 100,000, got 200,000"),
+    ("storage.usable_tb=1e20", "storage.usable_tb: must be between 0 and 1,000,000, got 1e+20"),
+    ("storage.burst_buffer_tb=2e6", "storage.burst_buffer_tb: must be between 0 and 1,000,000"),
+    ("workload.seq_len=99999999999999999999", "workload.seq_len: must be at most 9,007,199,254,740,992 in size"),
+    ("reliability.repair_hours=1e20", "reliability.repair_hours: must be between 0 and 8,760, got 1e+20")])
+def test_impossible_sizes_are_errors_not_crashes(override, message):
+    """Regression: inf, nan and absurd sizes (found by the live page's fuzzing) named the key instead of an
+    OverflowError, a ValueError or (1e20 TB of storage) all the machine's memory."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_spec(None, [override])

@@ -123,3 +123,14 @@ def report_document(report: Report, *, title: str, source: str) -> dict[str, Any
     return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source,
             "plan": plan_document(whole), "collectives": [collectives_document(c) for c in report.collectives],
             "sensitivity": sensitivity_document(report.sensitivity, spec=whole.spec), "training": training}
+
+
+def live_document(whole: Any, *, title: str, source: str) -> dict[str, Any]:
+    """The report document of one plan alone (a ``plan.Plan``), for the live page (serve/): the sections that
+    follow the controls (no collectives, sensitivity or per-job-size sweep, which take seconds, not milliseconds).
+    """
+    training = None
+    if whole.training is not None:
+        training = {"hbm_bytes_per_gpu": whole.design.parts.gpu.hbm_bytes, "sweep": []}
+    return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source,
+            "plan": plan_document(whole), "collectives": [], "sensitivity": None, "training": training}

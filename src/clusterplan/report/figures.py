@@ -60,6 +60,15 @@ def lookup(document: Any, path: str) -> Any:
         return None
 
 
+def present(document: Any, path: str) -> bool:
+    """Whether ``path`` names a place in ``document`` (its value may be null: "never breaks even")."""
+    try:
+        resolve(document, path)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    return True
+
+
 def money(value: float) -> str:
     """"$12.29M", "$789", "$4.57": compact, with cents below $100."""
     return format_usd(value) if abs(value) >= 100 else f"${value:,.2f}"
@@ -185,6 +194,10 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(pointer="/cheapest_cloud/total_usd", label="Cheapest cloud: {cheapest_cloud[offer]}", unit="USD",
              rows=rows(terminal=11),
              terminal="{cheapest_cloud[total_usd]:usd}, break-even {cheapest_cloud[breakeven_months]:months}"),
+    Headline(pointer="/scenario/finance/utilization", label="Utilization (paid hours)", unit="fraction",
+             format=".0%", rows=rows(html=11)),
+    Headline(pointer="/cheapest_cloud/breakeven_months", label="Break-even vs {cheapest_cloud[offer]}",
+             unit="months", format="months", rows=rows(html=12)),
     Headline(pointer="/design/fabric/num_switches", label="Fabric switches", unit="switches", rows=rows(compare=18)),
     Headline(pointer="/design/fabric/bisection_bw_Bps_per_gpu", label="Bisection bandwidth per GPU", unit="B/s",
              rows=rows(compare=19)),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from clusterplan.report import svg
-from clusterplan.report.figures import HTML, money, months, pointer, resolve, shown
+from clusterplan.report.figures import HTML, money, months, pointer, present, resolve, shown
 from clusterplan.report.html_analysis import collectives, sensitivity
 from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, page, section, table, td
@@ -32,6 +32,8 @@ def summary(doc: dict) -> Part:
     cards = []
     for headline in shown(HTML):
         path = "/plan" + headline.pointer
+        if not present(doc, path):   # the cheapest offer's break-even of a plan without offers
+            continue
         cards.append(f'<div class="card"><div class="k">{esc(headline.title(HTML, plan))}</div><div class="v" '
                      f'data-pointer="{esc(path)}" data-value="{resolve(doc, path)!r}">'
                      f'{esc(headline.text(HTML, plan))}</div></div>')

@@ -164,8 +164,8 @@ def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
     return rows
 
 
-def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
-    """The compare document as one HTML page: changed rows, unchanged ones folded."""
+def compare_parts(doc: dict[str, Any]) -> list[Part]:
+    """The compare document's parts: the TCO bars, then headlines and BoM with changed rows, unchanged folded."""
     labels = doc["labels"]
     headers = ("", *labels, *(f"Δ {label} - {labels[0]}" for label in labels[1:]))
     numeric = tuple(range(1, len(headers)))
@@ -182,6 +182,13 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
     axis = svg.linear_axis([m.value for _, m in bars], "USD", svg.usd)
     chart = svg.horizontal_bars("TCO by scenario (USD)", bars, axis, chart="compare-tco", label=money)
     parts.insert(0, Part(anchor="tco", title="TCO", body=chart))
+    return parts
+
+
+def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
+    """The compare document as one HTML page: changed rows, unchanged ones folded."""
+    labels = doc["labels"]
+    parts = compare_parts(doc)
     sources = " vs ".join(doc["sources"])
     stream.write(page(f"clusterplan compare: {' vs '.join(labels)}", f"{sources} · clusterplan {doc['version']}",
                       parts))

@@ -186,7 +186,8 @@ def training(doc: dict) -> Part | None:
         body += _chosen(doc) + _memory_chart(doc)
     else:
         body += f"<p>No layout fits ({esc(reasons(job['rejected']))}).</p>"
-    body += _sweep(doc)
+    if doc["training"]["sweep"]:   # the live page (serve/) leaves the sweep out: one search per job size
+        body += _sweep(doc)
     body += (f'<p class="muted">FLOP convention: {esc(job["mfu_convention"])}. Hardware TFLOP/s adds the '
              f"recomputed forward passes; docs/training.md.</p>")
     return section("training", "Training", body)

@@ -72,10 +72,15 @@ def section(anchor: str, title: str, body: str) -> Part:
     return Part(anchor=anchor, title=title, body=body)
 
 
+def sections(parts: Sequence[Part]) -> str:
+    """Each part as a <section> with its heading: the page's body, and the live page's fragment (serve/)."""
+    return "".join(f'<section id="{esc(p.anchor)}"><h2>{esc(p.title)}</h2>{p.body}</section>' for p in parts)
+
+
 def page(title: str, subtitle: str, parts: Sequence[Part], *, notes: str = "") -> str:
     """A whole HTML document: header, a contents line, then each part as a <section>."""
     links = "".join(f'<a href="#{esc(p.anchor)}">{esc(p.title)}</a>' for p in parts)
-    body = "".join(f'<section id="{esc(p.anchor)}"><h2>{esc(p.title)}</h2>{p.body}</section>' for p in parts)
+    body = sections(parts)
     notes_html = f'<div class="notes">{esc(notes)}</div>' if notes else ""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
