@@ -9,16 +9,12 @@ report-training.png.
 
 import io
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from clusterplan.cli.main import main
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH")
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
@@ -47,14 +43,6 @@ def render(*argv) -> str:
     with redirect_stdout(buffer):
         assert main(list(argv)) == 0
     return buffer.getvalue()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield chromium
-        chromium.close()
 
 
 class Opened:

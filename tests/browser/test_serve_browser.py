@@ -10,7 +10,6 @@ is saved to $CLUSTERPLAN_ARTIFACTS (or a temporary folder) as serve.png (docs/se
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -22,10 +21,7 @@ from clusterplan import serve
 from clusterplan.cli.main import main
 from clusterplan.report.figures import resolve
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH"),
-              pytest.mark.skipif(serve.missing() is not None, reason="the serve extra is not installed")]
+pytestmark = pytest.mark.skipif(serve.missing() is not None, reason="the serve extra is not installed")
 ROOT = Path(__file__).parents[2]
 # Each step: the control, how to set it, and the --set the CLI is given for the same change.
 STEPS = [("cluster.gpu", "select", "h200-sxm", 'cluster.gpu="h200-sxm"'),
@@ -49,14 +45,6 @@ def server():
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM)
-        yield chromium
-        chromium.close()
 
 
 class Live:
