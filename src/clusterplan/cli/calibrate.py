@@ -9,8 +9,8 @@ import sys
 from clusterplan.bench.calibrate import calibrate, to_toml
 from clusterplan.bench.documents import BENCH_SCHEMA, log_document
 from clusterplan.bench.nccltests import parse_nccl_tests
-from clusterplan.cli.inputs import read_text
 from clusterplan.cli.exits import Exit
+from clusterplan.cli.inputs import read_text
 from clusterplan.cli.output import emit
 from clusterplan.errors import ConfigError
 

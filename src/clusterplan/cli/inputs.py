@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import statistics
 
-from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
 from clusterplan.bench.calibrate import Calibration, read_calibration
+from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
 from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.errors import ConfigError
 from clusterplan.plan.collectives import Measured
@@ -45,10 +45,7 @@ def read_calibration_file(path: str) -> Calibration:
 def measured_gemm_efficiency(path: str) -> float:
     """The median fraction of peak of the BF16 (else FP16) multiplies in a ``clusterplan.gemm/1`` document."""
     try:
-        with open(path, encoding="utf-8") as stream:
-            doc = json.load(stream)
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror}", key="--calibration") from None
+        doc = json.loads(read_text(path, what="the calibration"))
     except json.JSONDecodeError as error:
         raise ConfigError(f"not JSON ({error.msg})", source=path, line=error.lineno) from None
     if not isinstance(doc, dict) or doc.get("schema") != GEMM_SCHEMA:
