@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from clusterplan.cli.inputs import read_measured
 from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
                                     write_json)
 from clusterplan.plan.report import report
-from clusterplan.report.documents import report_document
+from clusterplan.report.documents import report_document, scenario_source, scenario_title
 from clusterplan.report.html import render_report
 from clusterplan.spec import load_scenario
 
@@ -33,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
         result = report(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer, measured=measured,
                         progress=shown.advance)
-    title = result.plan.spec.about.name or (Path(args.scenario).stem if args.scenario else "reference scenario")
-    document = report_document(result, title=title, source=args.scenario or "reference scenario")
+    title = scenario_title(result.plan.spec.about.name, args.scenario, args.overrides)
+    document = report_document(result, title=title, source=scenario_source(args.scenario, args.overrides))
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     else:

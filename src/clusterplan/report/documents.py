@@ -6,6 +6,8 @@ terminal, JSON, HTML, CSV and XLSX cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Any
 
 from clusterplan import __version__
@@ -105,6 +107,17 @@ def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "
             "step_time_s": best.step.total, "tokens_per_s": best.tokens_per_s, "mfu": best.mfu,
             "memory_bytes_per_gpu": memory_table(best.memory),
             "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
+
+
+def scenario_title(name: str, path: str | None, overrides: Sequence[str]) -> str:
+    """The scenario's ``about.name``, else its file's name, else "reference scenario"; with the overrides named."""
+    base = name or (PurePath(path).stem if path else "reference scenario")
+    return f"{base} with {', '.join(overrides)}" if overrides else base
+
+
+def scenario_source(path: str | None, overrides: Sequence[str]) -> str:
+    """The scenario as a command line gives it: the file (or "reference scenario") and each --set."""
+    return " ".join([path or "reference scenario", *(f"--set {override}" for override in overrides)])
 
 
 def report_document(report: Report, *, title: str, source: str) -> dict[str, Any]:

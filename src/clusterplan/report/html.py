@@ -13,8 +13,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from clusterplan.report import svg
+from clusterplan.report.diagram import layered_diagram
 from clusterplan.report.figures import HTML, money, months, pointer, present, resolve, shown
 from clusterplan.report.html_analysis import collectives, sensitivity
+from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
 from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
@@ -90,8 +92,9 @@ def ownership(doc: dict) -> Part:
     horizon = cost["horizon_months"]
     own = svg.Series(name="own (capex + one-off + opex)", colour=svg.INK, width=3.0, points=tuple(
         (m, mark(doc, f"/plan/cost/cumulative_usd_by_month/{m}", f"own, month {m}"))
-        for m in range(horizon + 1)))
-    rented = [svg.Series(name=c["offer"], dashed=True, points=(
+        for m in range(horizon + 1)), label="own")
+    cheapest = cheapest_per_mode(cloud)
+    rented = [svg.Series(name=c["offer"], dashed=True, legend=False, **offer_style(i, cheapest, c["offer"]), points=(
         (0, Mark(value=0.0)), (horizon, mark(doc, f"/plan/cloud/{i}/total_usd", f"{c['offer']}, month {horizon}"))))
         for i, c in enumerate(cloud)]
     markers = []
@@ -105,7 +108,8 @@ def ownership(doc: dict) -> Part:
     x = svg.Axis(low=0, high=horizon, ticks=tuple(range(0, horizon + 1, 6 if horizon <= 60 else 12)),
                  label="months from purchase", format=lambda v: f"{v:g}")
     chart = svg.line_chart("Cumulative cost: owning vs each cloud offer (USD), break-even marked", [own, *rented],
-                           x, svg.linear_axis(values, "cumulative USD", svg.usd), markers=markers, chart="ownership")
+                           x, svg.linear_axis(values, "cumulative USD", svg.usd), markers=markers, chart="ownership",
+                           more=others_entry(cloud, cheapest))
     rows = [f'<tr><td title="{esc(c["source"])}">{esc(c["offer"])}</td><td>{esc(c["pricing"])}</td>'
             f'{td(doc, f"/plan/cloud/{i}/usd_per_gpu_hour")}{td(doc, f"/plan/cloud/{i}/usd_per_year")}'
             f'{td(doc, f"/plan/cloud/{i}/total_usd")}{td(doc, f"/plan/cloud/{i}/breakeven_months", months)}</tr>'
@@ -122,18 +126,40 @@ def ownership(doc: dict) -> Part:
     return section("cloud", "Owning vs renting", body)
 
 
+MOST_RACKS = 24   # drawn one bar per rack up to this many; past it, one bar per run of like racks
+
+
+def rack_groups(names: Sequence[str], powers_kw: Sequence[float]) -> list[tuple[int, int]]:
+    """(first, last) index of each run of neighbouring racks of one kind (C or N) and power to 0.1 kW."""
+    groups: list[tuple[int, int]] = []
+    for i, (name, power_kw) in enumerate(zip(names, powers_kw)):
+        if groups and name[0] == names[groups[-1][0]][0] and round(power_kw, 1) == round(powers_kw[i - 1], 1):
+            groups[-1] = (groups[-1][0], i)
+        else:
+            groups.append((i, i))
+    return groups
+
+
 def power(doc: dict) -> Part:
     racks = doc["plan"]["design"]["racks"]
-    names = [f"C{i + 1}" if i < racks["compute"] else f"N{i + 1 - racks['compute']}"
-             for i in range(len(racks["power_kw"]))]
-    marks = [mark(doc, f"/plan/design/racks/power_kw/{i}", f"rack {name}", lambda v: f"{v:,.1f} kW")
-             for i, name in enumerate(names)]
+    powers = racks["power_kw"]
+    names = [f"C{i + 1}" if i < racks["compute"] else f"N{i + 1 - racks['compute']}" for i in range(len(powers))]
+    groups = ([(i, i) for i in range(len(names))] if len(names) <= MOST_RACKS else rack_groups(names, powers))
+    heaviest = [max(range(first, last + 1), key=lambda i: powers[i]) for first, last in groups]
+    labels = [names[first] if first == last else f"{names[first]}-{names[last]}" for first, last in groups]
+    marks = [mark(doc, f"/plan/design/racks/power_kw/{i}",
+                  f"rack {names[i]}" if first == last else f"racks {label} ({last - first + 1}), heaviest {names[i]}",
+                  lambda v: f"{v:,.1f} kW") for i, label, (first, last) in zip(heaviest, labels, groups)]
     budget = racks["rack_budget_kw"]
-    axis = svg.linear_axis([*racks["power_kw"], budget * 1.05], "kW per rack (nameplate)", lambda v: f"{v:g}")
-    chart = svg.bar_chart("Power per rack vs the rack budget (kW)", names, [("power", marks)], axis,
-                          x_label="rack (C = compute, N = network and storage)",
-                          limit=(budget, f"budget {budget:g} kW"), chart="power")
-    note = (f'<p>{racks["servers_per_rack"]} servers per compute rack; heaviest rack '
+    axis = svg.linear_axis([*powers, budget * 1.05], "kW per rack (nameplate)", lambda v: f"{v:g}")
+    grouped = len(groups) < len(names)
+    chart = svg.bar_chart("Power per rack vs the rack budget (kW)" + (", like racks in one bar" if grouped else ""),
+                          labels, [("power", marks)], axis,
+                          x_label="rack (C = compute, N = network and storage)"
+                                  + ("; a bar is the heaviest of its run, x N racks" if grouped else ""),
+                          limit=(budget, f"budget {budget:g} kW"), chart="power",
+                          notes=[f"x {last - first + 1:,}" if grouped else "" for first, last in groups])
+    note = (f'<p>{len(names):,} racks, {racks["servers_per_rack"]} servers per compute rack; heaviest rack '
             f'<span data-pointer="/plan/design/racks/max_rack_power_kw" data-value="{racks["max_rack_power_kw"]!r}">'
             f'{racks["max_rack_power_kw"]:.1f} kW</span> of {budget:.1f} kW.</p>')
     return section("power", "Power per rack", chart + note)
@@ -150,7 +176,7 @@ def fabric(doc: dict) -> Part:
     gaps = [f"{count:,} x {gbps}" for count in f["links"].values()]
     title = (f"Fabric: {f['tiers']}-tier {f['topology']} of {f['radix']}-port {f['technology']} switches "
              f"({f['id']})")
-    chart = svg.layered_diagram(title, layers, gaps, chart="fabric") + (
+    chart = layered_diagram(title, layers, gaps, chart="fabric") + (
         '<p class="muted">Counts and speeds are the design\'s; the lines show which tiers meet, not every cable, '
         'and a tier of more than eight switches or nodes is drawn as its first ones, "…" and its last.</p>')
     rows = [f'<tr><td>{esc(between)} links</td>'

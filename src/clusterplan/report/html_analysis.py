@@ -153,10 +153,13 @@ def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
             unit, name, values, deltas = row["unit"], row["name"], "values", "deltas"
         else:
             unit, name, values, deltas = "USD", f"{row['category']}: {row['item']}", "totals_usd", "deltas_usd"
-        cells = [td(doc, f"/{kind}/{i}/{values}/{k}", lambda v, unit=unit: format_figure(v, unit))
-                 for k in range(len(labels))]
-        cells += [f'<td class="num" data-pointer="/{kind}/{i}/{deltas}/{k}" data-value="{row[deltas][k]!r}">'
-                  f"{esc(format_delta(row[deltas][k], unit))}</td>" for k in range(1, len(labels))]
+        cells = [td(doc, f"/{kind}/{i}/{values}/0", lambda v, unit=unit: format_figure(v, unit))]
+        for k in range(1, len(labels)):   # the delta under the value: one column per scenario, not two
+            delta = (f'<span class="delta" data-pointer="/{kind}/{i}/{deltas}/{k}" data-value="{row[deltas][k]!r}">'
+                     f"{esc(format_delta(row[deltas][k], unit))}</span>" if changed else "")
+            cells.append(f'<td class="num"><span data-pointer="/{kind}/{i}/{values}/{k}" '
+                         f'data-value="{row[values][k]!r}">{esc(format_figure(row[values][k], unit))}</span>'
+                         f"{delta}</td>")
         if kind == "bom":
             quantities = " / ".join(f"{q:,.4g}" for q in row["quantities"])
             name = f"{name} ({quantities} {row['per']})"
@@ -167,7 +170,7 @@ def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
 def compare_parts(doc: dict[str, Any]) -> list[Part]:
     """The compare document's parts: the TCO bars, then headlines and BoM with changed rows, unchanged folded."""
     labels = doc["labels"]
-    headers = ("", *labels, *(f"Δ {label} - {labels[0]}" for label in labels[1:]))
+    headers = ("", f"{labels[0]} (the baseline)", *(f"{label} (Δ against the baseline)" for label in labels[1:]))
     numeric = tuple(range(1, len(headers)))
     parts = []
     for kind, title in (("headlines", "Headline figures"), ("bom", "Bill of materials (USD per line)")):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from clusterplan.report import svg
 from clusterplan.report.figures import money, pointer
+from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
 from clusterplan.report.page import Part, mark, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.training import reasons
@@ -46,9 +47,12 @@ def _tokens(value: float) -> str:
     return f"{value / 1e12:,.4g}T" if value >= 1e12 else f"{value / 1e9:,.4g}B"
 
 
-def _layout_text(layout: dict) -> str:
-    return (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}, "
-            f"micro-batch {layout['mbs']}, v {layout['vpp']}, recompute {layout['recompute']}, ZeRO {layout['zero']}")
+def _layout_cell(layout: dict) -> str:
+    """A layout in two unbreakable lines (the parallel degrees; the micro-batch and memory choices)."""
+    degrees = f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
+    rest = f"mbs {layout['mbs']} · v {layout['vpp']} · recompute {layout['recompute']} · ZeRO {layout['zero']}"
+    return (f'<span class="nowrap">{esc(degrees)}</span><br>'
+            f'<span class="muted nowrap">{esc(rest)}</span>')
 
 
 def _chosen(doc: dict) -> str:
@@ -132,13 +136,17 @@ def _sweep_charts(doc: dict, tokens: float) -> str:
     out = svg.line_chart(f"Time to train {title} vs job size (days, raw)", [time], x,
                          svg.linear_axis([m.value for _, m in time.points], "days", lambda v: f"{v / DAY:g}",
                                          unit=DAY), markers=markers, legend=False, chart="training-time")
-    names = ["own", *(offer["offer"] for offer in doc["plan"]["cloud"])]
-    costs = [svg.Series(name="own cluster" if name == "own" else name, colour=svg.INK if name == "own" else "",
-                        width=3.0 if name == "own" else 2.0, dashed=name != "own",
-                        points=points(f"cost_to_train_usd/{name}", f"{name}", money)) for name in names]
+    cloud = doc["plan"]["cloud"]
+    cheapest = cheapest_per_mode(cloud)
+    costs = [svg.Series(name="own cluster", colour=svg.INK, width=3.0, label="own cluster",
+                        points=points("cost_to_train_usd/own", "own", money))]
+    costs += [svg.Series(name=offer["offer"], dashed=True, legend=False, **offer_style(i, cheapest, offer["offer"]),
+                         points=points(f"cost_to_train_usd/{offer['offer']}", offer["offer"], money))
+              for i, offer in enumerate(cloud)]
     values = [m.value for series in costs for _, m in series.points]
     return out + svg.line_chart(f"Cost to train {title} vs job size (USD, raw): own cluster and each cloud offer",
-                                costs, x, svg.linear_axis(values, "USD to train", svg.usd), chart="training-cost")
+                                costs, x, svg.linear_axis(values, "USD to train", svg.usd), chart="training-cost",
+                                more=others_entry(cloud, cheapest))
 
 
 def _sweep(doc: dict) -> str:
@@ -157,7 +165,7 @@ def _sweep(doc: dict) -> str:
                    + td(doc, f"{base}/mfu", _share) + td(doc, f"{base}/memory_bytes_per_gpu/total", _gib))
         if tokens:
             figures += td(doc, f"{base}/time_to_train_s", _days) + td(doc, f"{base}/cost_to_train_usd/own")
-        cells.append(f"{head}<td>{esc(_layout_text(row['layout']))}</td>{figures}</tr>")
+        cells.append(f"{head}<td>{_layout_cell(row['layout'])}</td>{figures}</tr>")
     headers = ("GPUs", "Nodes", "Best layout", "Step time", "Tokens/s", "MFU", "Memory per GPU",
                *(("Time to train (raw)", "Cost to train, own (USD, raw)") if tokens else ()))
     out = ("<h3>By job size</h3><p>The same workload and global batch on one node, doubling up to the whole "

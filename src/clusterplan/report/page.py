@@ -41,9 +41,10 @@ gap:10px}.card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}.card .k
 .card .v{font-size:20px;font-weight:600}figure.chart{margin:10px 0}svg{max-width:100%;height:auto;
 font-family:inherit}svg .chart-title{font-size:15px;font-weight:600;fill:#222}svg .tick{font-size:11px;fill:#444}
 svg .axis{font-size:12px;fill:#222}svg .note{font-size:11px;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;
-stroke-linejoin:round}svg rect:hover,svg circle:hover{opacity:.75}
+stroke-linejoin:round}svg .inside{font-size:11px;fill:#fff}svg rect:hover,svg circle:hover{opacity:.75}
 ul.warnings li{margin:4px 0}.muted{color:#666}details summary{cursor:pointer;color:#444}
-nav a{margin-right:10px;color:#2a5db0}
+nav a{margin-right:10px;color:#2a5db0}.nowrap{white-space:nowrap}.wide{overflow-x:auto}th,th.num{white-space:normal;overflow-wrap:anywhere}
+td .delta{display:block;font-size:12px;color:#555}td .delta::before{content:"Δ "}
 """
 
 
@@ -65,7 +66,8 @@ def mark(doc: dict, path: str, tip: str, fmt: Callable[[Any], str] = money) -> M
 def table(headers: Sequence[str], rows: Sequence[str], *, numeric: Sequence[int] = ()) -> str:
     """Rows are ready ``<tr>`` strings; ``headers`` are escaped here."""
     head = "".join(f'<th class="{"num" if i in numeric else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    # a table wider than the page scrolls inside its own box: the page never gets wider than the window
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def section(anchor: str, title: str, body: str) -> Part:

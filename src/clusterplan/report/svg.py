@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from clusterplan.report.labels import grid, lifts, rows, spread, text_width
 from clusterplan.schema import FROZEN
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -45,6 +46,8 @@ class Series:
     colour: str = ""
     dashed: bool = False
     width: float = 2.0
+    label: str = ""                                # drawn at the line's right end (direct labelling)
+    legend: bool = True                            # listed in the legend
 
 
 @dataclass(**FROZEN)
@@ -66,13 +69,13 @@ class Axis:
         return start + (value - low) / span * (end - start)
 
 
-def _attrs(mark: Mark) -> str:
+def mark_attrs(mark: Mark) -> str:
     if not mark.pointer:
         return ""
     return f' data-pointer="{esc(mark.pointer)}" data-value="{mark.value!r}"'
 
 
-def _tip(mark: Mark) -> str:
+def mark_tip(mark: Mark) -> str:
     return f"<title>{esc(mark.tip)}</title>" if mark.tip else ""
 
 
@@ -165,28 +168,78 @@ def _frame(x: Axis, y: Axis, box: tuple[float, float, float, float], *, x_catego
     return "".join(out)
 
 
-def _legend(entries: Sequence[tuple[str, str, bool]], x: float, y: float) -> str:
-    """(name, colour, dashed) entries stacked from (x, y)."""
+LEGEND_ROW = 17
+
+
+def _legend(entries: Sequence[tuple[str, str, bool]], x: float, y: float, width: float) -> tuple[str, float]:
+    """(name, colour, dashed) entries in as many columns as fit ``width`` from (x, y); the svg and its height.
+
+    A name is shortened (whole in its tooltip) only where it is wider than the whole width.
+    """
+    if not entries:
+        return "", 0.0
+    columns, column = grid([name for name, _, _ in entries], width)
     out = []
+    room = int((min(column, width) - 30) / text_width("x"))
     for i, (name, colour, dashed) in enumerate(entries):
-        py = y + i * 17
+        px, py = x + (i % columns) * column, y + (i // columns) * LEGEND_ROW
         dash = ' stroke-dasharray="5 3"' if dashed else ""
-        short = name if len(name) <= 30 else name[:29] + "…"
-        out.append(f'<g class="legend"><line x1="{x:.1f}" y1="{py:.1f}" x2="{x + 18:.1f}" y2="{py:.1f}" '
-                   f'stroke="{colour}" stroke-width="3"{dash}/><text x="{x + 24:.1f}" y="{py + 4:.1f}" '
+        short = name if len(name) <= room else name[:room - 1] + "…"
+        out.append(f'<g class="legend"><line x1="{px:.1f}" y1="{py:.1f}" x2="{px + 18:.1f}" y2="{py:.1f}" '
+                   f'stroke="{colour}" stroke-width="3"{dash}/><text x="{px + 24:.1f}" y="{py + 4:.1f}" '
                    f'class="tick">{esc(short)}<title>{esc(name)}</title></text></g>')
+    return "".join(out), LEGEND_ROW * math.ceil(len(entries) / columns)
+
+
+def _end_labels(ends: Sequence[tuple[float, float, str, str]], right: float, top: float, bottom: float) -> str:
+    """Each (x, y, text, colour) written right of ``right``, spread so no two overlap, tied to its line's end."""
+    ordered = sorted(ends, key=lambda end: end[1])
+    placed = spread([y for _, y, _, _ in ordered], 13.0, top, bottom)
+    out = []
+    for (px, py, text, colour), ly in zip(ordered, placed):
+        out.append(f'<g class="end-label"><line x1="{px + 3:.1f}" y1="{py:.1f}" x2="{right + 8:.1f}" y2="{ly:.1f}" '
+                   f'stroke="{colour}" stroke-width="1"/><text x="{right + 11:.1f}" y="{ly + 4:.1f}" class="note" '
+                   f'fill="{colour}">{esc(text)}</text></g>')
+    return "".join(out)
+
+
+def _markers(markers, x: Axis, y: Axis, box: tuple[float, float, float, float]) -> str:
+    """Labelled circles (x, y mark, label); a label that would overlap an earlier one moves up a row, and
+    markers at one point with one label (two offers breaking even in one month) share it."""
+    left, top, right, bottom = box
+    out, spans, seen = [], [], set()
+    for px, mark, label in markers:
+        cx, cy = x.at(px, left, right), y.at(mark.value, bottom, top)
+        # the label reads leftwards from a marker in the right quarter, so it stays inside the picture
+        leftwards = cx > right - (right - left) / 4
+        start = cx - 7 - text_width(label) if leftwards else cx + 7
+        shown = (round(cx, 1), round(cy, 1), label) not in seen
+        seen.add((round(cx, 1), round(cy, 1), label))
+        spans.append((start, start + text_width(label), cx, cy, leftwards, shown, label,
+                      Mark(value=px, pointer=mark.pointer, tip=mark.tip)))   # the circle carries the x (a month)
+    lifted = iter(lifts([(s[0], s[1], s[3]) for s in spans if s[5]]))
+    for _, _, cx, cy, leftwards, shown, label, mark in spans:
+        side = f'x="{cx - 7:.1f}" text-anchor="end"' if leftwards else f'x="{cx + 7:.1f}"'
+        text = f'<text {side} y="{cy - 7 - next(lifted):.1f}" class="note">{esc(label)}</text>' if shown else ""
+        out.append(f'<g class="marker"><circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="none" stroke="{INK}" '
+                   f'stroke-width="1.5"{mark_attrs(mark)}>{mark_tip(mark)}</circle>{text}</g>')
     return "".join(out)
 
 
 def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart: str = "",
-               markers: Sequence[tuple[float, Mark, str]] = (), legend: bool = True) -> str:
+               markers: Sequence[tuple[float, Mark, str]] = (), legend: bool = True,
+               more: Sequence[tuple[str, str, bool]] = ()) -> str:
     """Lines (or points) over two axes; ``markers`` are labelled dots (x, y mark, label).
 
-    A point whose value is None is not drawn and breaks its line: the gap shows it.
+    A series with a ``label`` is named at its right end; the legend below the plot lists the others
+    (with ``legend``), then ``more`` entries (name, colour, dashed). A point whose value is None is
+    not drawn and breaks its line: the gap shows it.
     """
-    box = (84.0, 40.0, WIDTH - (230.0 if legend else 20.0), HEIGHT - 52.0)
+    labelled = any(line.label for line in series)
+    room = max((text_width(line.label) for line in series if line.label), default=0.0)
+    box = (84.0, 40.0, WIDTH - (room + 24.0 if labelled else 20.0), HEIGHT - 52.0)
     left, top, right, bottom = box
-    out = [_frame(x, y, box)]
+    out, ends = [_frame(x, y, box)], []
     for index, line in enumerate(series):
         colour = line.colour or PALETTE[index % len(PALETTE)]
         coords = [(x.at(px, left, right), y.at(mark.value, bottom, top), mark) if mark.value is not None else None
@@ -204,30 +257,33 @@ def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, *, chart:
             if mark.pointer or line.kind == "points":
                 fill = "white" if line.kind == "points" else colour
                 out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{radius}" fill="{fill}" stroke="{colour}" '
-                           f'stroke-width="1.5"{_attrs(mark)}>{_tip(mark)}</circle>')
-    for px, mark, label in markers:
-        cx, cy = x.at(px, left, right), y.at(mark.value, bottom, top)
-        # the label reads leftwards from a marker in the right quarter, so it stays inside the picture
-        side = f'x="{cx - 7:.1f}" text-anchor="end"' if cx > right - (right - left) / 4 else f'x="{cx + 7:.1f}"'
-        out.append(f'<g class="marker"><circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="none" stroke="{INK}" '
-                   f'stroke-width="1.5"{_attrs(Mark(value=px, pointer=mark.pointer))}>{_tip(mark)}</circle>'
-                   f'<text {side} y="{cy - 7:.1f}" class="note">{esc(label)}</text></g>')
-    if legend:
-        out.append(_legend([(s.name, s.colour or PALETTE[i % len(PALETTE)], s.dashed) for i, s in enumerate(series)],
-                           right + 16, top + 6))
-    return figure(title, "".join(out), chart=chart)
+                           f'stroke-width="1.5"{mark_attrs(mark)}>{mark_tip(mark)}</circle>')
+        if line.label and coords:
+            ends.append((coords[-1][0], coords[-1][1], line.label, colour))
+    out.append(_markers(markers, x, y, box))
+    out.append(_end_labels(ends, right, top, bottom))
+    entries = [(s.name, s.colour or PALETTE[i % len(PALETTE)], s.dashed) for i, s in enumerate(series)
+               if s.legend and not s.label] if legend else []
+    drawn, height = _legend([*entries, *more], left, HEIGHT - 2, WIDTH - left - 20)
+    out.append(drawn)
+    return figure(title, "".join(out), height=int(HEIGHT + height + (8 if height else 0)), chart=chart)
 
 
 def bar_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str, Sequence[Mark]]], y: Axis, *,
-              x_label: str, chart: str = "", limit: tuple[float, str] | None = None) -> str:
-    """Vertical bars, stacked when there are several series; ``limit`` draws a labelled line (a budget)."""
-    legend = len(series) > 1
-    box = (84.0, 40.0, WIDTH - (190.0 if legend else 20.0), HEIGHT - 52.0)
+              x_label: str, chart: str = "", limit: tuple[float, str] | None = None,
+              notes: Sequence[str] = ()) -> str:
+    """Vertical bars, stacked when there are several series; ``limit`` draws a labelled line (a budget).
+
+    ``notes`` are written above each bar; where the category names are wider than their slots, only
+    every k-th is written (each bar keeps its name in its tooltip).
+    """
+    box = (84.0, 40.0, WIDTH - 20.0, HEIGHT - 52.0)
     left, top, right, bottom = box
     axis = Axis(low=0, high=max(len(categories), 1), ticks=(), label=x_label, format=str)
     out = [_frame(axis, y, box, x_categories=categories)]
     slot = (right - left) / max(len(categories), 1)
     bar = min(slot * 0.7, 60)
+    every = math.ceil((max((text_width(name) for name in categories), default=0.0) + 6) / slot)
     for c, name in enumerate(categories):
         cx = left + slot * (c + 0.5)
         base = 0.0
@@ -235,19 +291,25 @@ def bar_chart(title: str, categories: Sequence[str], series: Sequence[tuple[str,
             mark = marks[c]
             y0, y1 = y.at(base, bottom, top), y.at(base + mark.value, bottom, top)
             out.append(f'<rect x="{cx - bar / 2:.1f}" y="{min(y0, y1):.1f}" width="{bar:.1f}" '
-                       f'height="{max(abs(y0 - y1), 0.5):.1f}" fill="{PALETTE[s % len(PALETTE)]}"{_attrs(mark)}>'
-                       f'{_tip(mark)}</rect>')
+                       f'height="{max(abs(y0 - y1), 0.5):.1f}" fill="{PALETTE[s % len(PALETTE)]}"{mark_attrs(mark)}>'
+                       f'{mark_tip(mark)}</rect>')
             base += mark.value
-        out.append(f'<text x="{cx:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" class="tick">{esc(name)}</text>')
+        if c % every == 0:
+            out.append(f'<text x="{cx:.1f}" y="{bottom + 17:.1f}" text-anchor="middle" class="tick">'
+                       f'{esc(name)}</text>')
+        if c < len(notes) and notes[c]:   # inside the bar's top where it is tall enough, else above it
+            inside = bottom - y.at(base, bottom, top) > 24 and text_width(notes[c]) < bar - 4
+            out.append(f'<text x="{cx:.1f}" y="{y.at(base, bottom, top) + (15 if inside else -5):.1f}" '
+                       f'text-anchor="middle" class="{"inside" if inside else "note"}">{esc(notes[c])}</text>')
     if limit is not None:
         py = y.at(limit[0], bottom, top)
         out.append(f'<line x1="{left:.1f}" y1="{py:.1f}" x2="{right:.1f}" y2="{py:.1f}" stroke="{PALETTE[2]}" '
                    f'stroke-width="2" stroke-dasharray="6 4"/><text x="{right - 4:.1f}" y="{py - 6:.1f}" '
                    f'text-anchor="end" class="note">{esc(limit[1])}</text>')
-    if legend:
-        out.append(_legend([(name, PALETTE[i % len(PALETTE)], False) for i, (name, _) in enumerate(series)],
-                           right + 16, top + 6))
-    return figure(title, "".join(out), chart=chart)
+    entries = [(name, PALETTE[i % len(PALETTE)], False) for i, (name, _) in enumerate(series)] if len(series) > 1 else []
+    drawn, height = _legend(entries, left, HEIGHT - 2, WIDTH - left - 20)
+    out.append(drawn)
+    return figure(title, "".join(out), height=int(HEIGHT + height + (8 if height else 0)), chart=chart)
 
 
 def horizontal_bars(title: str, rows: Sequence[tuple[str, Mark]], x: Axis, *, chart: str = "",
@@ -263,7 +325,7 @@ def horizontal_bars(title: str, rows: Sequence[tuple[str, Mark]], x: Axis, *, ch
         x1 = x.at(mark.value, left, right)
         out.append(f'<text x="{left - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" class="tick">{esc(name)}</text>'
                    f'<rect x="{left:.1f}" y="{cy - slot * 0.35:.1f}" width="{max(x1 - left, 0.5):.1f}" '
-                   f'height="{slot * 0.7:.1f}" fill="{PALETTE[i % len(PALETTE)]}"{_attrs(mark)}>{_tip(mark)}</rect>'
+                   f'height="{slot * 0.7:.1f}" fill="{PALETTE[i % len(PALETTE)]}"{mark_attrs(mark)}>{mark_tip(mark)}</rect>'
                    f'<text x="{x1 + 6:.1f}" y="{cy + 4:.1f}" class="note">{esc(label(mark.value))}</text>')
     return figure(title, "".join(out), height=int(height), chart=chart)
 
@@ -283,72 +345,39 @@ def tornado(title: str, rows: Sequence[tuple[str, Mark, Mark]], x: Axis, center:
         for mark, colour in ((low, PALETTE[0]), (high, PALETTE[1])):
             px = x.at(mark.value, left, right)
             out.append(f'<rect x="{min(px, cx):.1f}" y="{cy - slot * 0.36:.1f}" width="{max(abs(px - cx), 0.5):.1f}" '
-                       f'height="{slot * 0.72:.1f}" fill="{colour}" fill-opacity="0.85"{_attrs(mark)}>'
-                       f'{_tip(mark)}</rect>')
+                       f'height="{slot * 0.72:.1f}" fill="{colour}" fill-opacity="0.85"{mark_attrs(mark)}>'
+                       f'{mark_tip(mark)}</rect>')
     out.append(f'<line x1="{cx:.1f}" y1="{top - 4:.1f}" x2="{cx:.1f}" y2="{bottom:.1f}" stroke="{INK}" '
                f'stroke-width="1.5"/>')
-    out.append(_legend([("input at its low end", PALETTE[0], False)], left, 40)
-               + _legend([("input at its high end", PALETTE[1], False)], left + 200, 40))
+    out.append(_legend([("input at its low end", PALETTE[0], False), ("input at its high end", PALETTE[1], False)],
+                       left, 40, right - left)[0])
     return figure(title, "".join(out), height=int(height), chart=chart)
 
 
 def histogram(title: str, edges: Sequence[float], counts: Sequence[Mark], x: Axis, y: Axis, *, chart: str = "",
               lines: Sequence[tuple[Mark, str]] = ()) -> str:
-    """Bars between ``edges``; ``lines`` are labelled verticals (percentiles)."""
-    left, top, right, bottom = 84.0, 40.0, WIDTH - 20.0, HEIGHT - 52.0
+    """Bars between ``edges``; ``lines`` are labelled verticals (percentiles), labelled above the bars.
+
+    The labels sit in a band between the title and the plot, in as many rows as keep them apart.
+    """
+    left, right = 84.0, WIDTH - 20.0
+    spans = []
+    for mark, label in lines:
+        px = x.at(mark.value, left, right)
+        start = min(max(px - text_width(label) / 2, left - 40), WIDTH - 4 - text_width(label))
+        spans.append((start, start + text_width(label)))
+    placed = rows(spans)
+    band = 14.0 * (max(placed, default=-1) + 1)
+    top, bottom = 40.0 + band, HEIGHT - 52.0 + band
     out = [_frame(x, y, (left, top, right, bottom))]
     for i, mark in enumerate(counts):
         x0, x1 = x.at(edges[i], left, right), x.at(edges[i + 1], left, right)
         y1 = y.at(mark.value, bottom, top)
         out.append(f'<rect x="{x0:.1f}" y="{y1:.1f}" width="{max(x1 - x0 - 0.5, 0.5):.1f}" '
-                   f'height="{max(bottom - y1, 0.5):.1f}" fill="{PALETTE[0]}"{_attrs(mark)}>{_tip(mark)}</rect>')
-    for i, (mark, label) in enumerate(lines):
-        px = x.at(mark.value, left, right)
-        out.append(f'<line x1="{px:.1f}" y1="{top:.1f}" x2="{px:.1f}" y2="{bottom:.1f}" stroke="{PALETTE[2]}" '
-                   f'stroke-width="2"{_attrs(mark)}>{_tip(mark)}</line>'
-                   f'<text x="{px + 4:.1f}" y="{top + 12 + 14 * i:.1f}" class="note">{esc(label)}</text>')
-    return figure(title, "".join(out), chart=chart)
-
-
-def layered_diagram(title: str, layers: Sequence[tuple[str, Mark]], gaps: Sequence[str], *, chart: str = "",
-                    most: int = 8) -> str:
-    """Boxes in layers, bottom up, each layer ``(name, count mark)``, every box wired to the layer above.
-
-    A layer of more than ``most`` boxes shows the first ones, an ellipsis and the last; ``gaps[i]``
-    labels the links between layer ``i`` and ``i + 1``.
-    """
-    height = 100 + 92 * (len(layers) - 1)
-    left, right = 210.0, WIDTH - 20.0
-    rows = []
-    for level, (name, mark) in enumerate(layers):
-        count = int(mark.value)
-        shown = list(range(count)) if count <= most else [*range(most - 2), -1, count - 1]
-        y = height - 40 - level * 92
-        step = (right - left) / max(len(shown), 1)
-        rows.append((name, mark, y, [(left + step * (i + 0.5), box) for i, box in enumerate(shown)]))
-    out = []
-    for level in range(len(rows) - 1):
-        _, _, y0, boxes0 = rows[level]
-        _, _, y1, boxes1 = rows[level + 1]
-        for x0, a in boxes0:
-            for x1, b in boxes1:
-                if a >= 0 and b >= 0:
-                    out.append(f'<line x1="{x0:.1f}" y1="{y0 - 14:.1f}" x2="{x1:.1f}" y2="{y1 + 14:.1f}" '
-                               f'stroke="{PALETTE[0]}" stroke-opacity="0.35"/>')
-        out.append(f'<text x="{left - 8:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" text-anchor="end" class="note">'
-                   f'{esc(gaps[level])}</text>')
-    for level, (name, mark, y, boxes) in enumerate(rows):
-        short = name.split(" ")[-1] if " " in name else name
-        out.append(f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end" class="axis"{_attrs(mark)}>'
-                   f'{esc(name)}{_tip(mark)}</text>')
-        width = min(64.0, (right - left) / max(len(boxes), 1) - 6)
-        colour = PALETTE[level % len(PALETTE)]
-        for x, box in boxes:
-            if box < 0:
-                out.append(f'<text x="{x:.1f}" y="{y + 5:.1f}" text-anchor="middle" class="axis">…</text>')
-                continue
-            out.append(f'<rect x="{x - width / 2:.1f}" y="{y - 14:.1f}" width="{width:.1f}" height="28" rx="4" '
-                       f'fill="{colour}" fill-opacity="0.25" stroke="{colour}">'
-                       f'<title>{esc(short)} {box + 1}</title></rect>'
-                       f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle" class="tick">{box + 1}</text>')
-    return figure(title, "".join(out), height=height, chart=chart)
+                   f'height="{max(bottom - y1, 0.5):.1f}" fill="{PALETTE[0]}"{mark_attrs(mark)}>{mark_tip(mark)}</rect>')
+    for (mark, label), (start, _), row in zip(lines, spans, placed):
+        px, ly = x.at(mark.value, left, right), top - 4 - 14.0 * (max(placed) - row)
+        out.append(f'<line x1="{px:.1f}" y1="{ly + 2:.1f}" x2="{px:.1f}" y2="{bottom:.1f}" stroke="{PALETTE[2]}" '
+                   f'stroke-width="2"{mark_attrs(mark)}>{mark_tip(mark)}</line>'
+                   f'<text x="{start:.1f}" y="{ly:.1f}" class="note hist-label">{esc(label)}</text>')
+    return figure(title, "".join(out), height=int(HEIGHT + band), chart=chart)

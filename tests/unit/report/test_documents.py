@@ -7,6 +7,7 @@ from contextlib import redirect_stdout
 import pytest
 
 from clusterplan.cli.main import main
+from clusterplan.report.documents import scenario_source, scenario_title
 from clusterplan.report.html_analysis import sensitivity
 from clusterplan.report.terminal_analysis import render_sensitivity
 
@@ -39,3 +40,12 @@ def test_views_read_the_cluster_size_and_the_swing(doc):
     page = sensitivity({"sensitivity": {**doc, "tornado": swings}}).body
     chart = page[page.index('data-chart="tornado-breakeven_months"'):]
     assert chart.count(f"{swings[-1]['key']} = ") >= 1 and swings[0]["key"] + " = " not in chart
+
+
+def test_the_title_names_the_file_and_the_overrides():
+    """A --set variant is named by its file (or about.name) and each override; the source repeats the command line."""
+    assert scenario_title("", None, []) == "reference scenario"
+    assert scenario_title("", "examples/starter-32.toml", ["cluster.num_nodes=8"]) == (
+        "starter-32 with cluster.num_nodes=8")
+    assert scenario_title("Quote A", "a.toml", ["x.y=1", "z.w=2"]) == "Quote A with x.y=1, z.w=2"
+    assert scenario_source(None, ["a.b=1"]) == "reference scenario --set a.b=1"
