@@ -1,4 +1,4 @@
-"""The report and compare pages at 128, 1,024 and 16,384 GPUs in a 1,400-pixel window: readable at every size.
+"""The report and compare pages from 8 to 32,768 GPUs in a 1,400-pixel window: readable at every size.
 
 What a reader would see as broken is measured in the browser with the real font: the page wider than the
 window, a label running out of its chart, two labels on top of each other, percentile labels over the
@@ -17,8 +17,10 @@ from test_report_browser import ROOT, Opened, render
 
 WINDOW = {"width": 1400, "height": 900}
 WORKLOAD = ["--set", 'workload.model="llama2-13b"', "--set", 'workload.tokens="2T"']
-SIZES = {128: [], 1024: ["--set", "cluster.num_nodes=128"],
-         16384: ["--set", "cluster.num_nodes=2048", "--set", "network.tiers=3"]}
+SIZES = {8: ["--set", "cluster.num_nodes=1"], 128: [], 1024: ["--set", "cluster.num_nodes=128"],
+         16384: ["--set", "cluster.num_nodes=2048", "--set", "network.tiers=3"],
+         32768: ["--set", "cluster.num_nodes=4096", "--set", "network.tiers=3"]}
+SHOTS = (128, 1024, 16384)
 MOST_BARS = 24   # report/html.py MOST_RACKS
 
 # Every chart's text boxes, and where they overlap each other or leave the picture.
@@ -78,7 +80,7 @@ def chart_problems(opened: Opened) -> list:
 
 @pytest.mark.parametrize("gpus", sorted(SIZES))
 def test_report_reads_at_every_size(browser, gpus, tmp_path_factory):
-    """128, 1,024 and 16,384 GPUs: fits the window, labels apart and inside, racks aggregated, title says --set."""
+    """8 to 32,768 GPUs: fits the window, labels apart and inside, racks aggregated, title says --set."""
     html = render("report", *WORKLOAD, *SIZES[gpus], "--samples", "2000")
     opened = Opened(browser, html)
     opened.page.set_viewport_size(WINDOW)
@@ -107,6 +109,8 @@ def test_report_reads_at_every_size(browser, gpus, tmp_path_factory):
         if not (0 < len(coloured) <= 4 and len(set(coloured)) == len(coloured) and named == len(coloured) + 1):
             problems.append({"cloud lines (colours, end labels)": (coloured, named)})
         assert problems == [], "\n".join(map(str, problems))
+        if gpus not in SHOTS:
+            return
         shot = artifacts(tmp_path_factory) / f"report-{gpus}.png"
         top = opened.page.locator("section#cloud").bounding_box()
         bottom = opened.page.locator("section#power").bounding_box()
