@@ -398,3 +398,12 @@ def test_output_files_are_whole_or_absent(capsys, tmp_path, argv):
     assert main([*argv, "--set", "cluster.num_nodes=0", "-o", str(failed)]) == 2
     assert not failed.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     capsys.readouterr()
+
+
+def test_a_set_variant_is_named_by_its_overrides(capsys):
+    """report's title and compare's sources name every --set, so two variants of one file are told apart."""
+    code, out, _ = run(capsys, "report", REFERENCE, *FAST, "--set", "cluster.num_nodes=32")
+    assert code == 0 and "<h1>clusterplan report: reference-128x-h100 with cluster.num_nodes=32</h1>" in out
+    code, out, _ = run(capsys, "compare", REFERENCE, ROCE, "--set", "finance.years=5", "--format", "json")
+    assert code == 0 and json.loads(out)["sources"] == [f"{REFERENCE} --set finance.years=5",
+                                                        f"{ROCE} --set finance.years=5"]

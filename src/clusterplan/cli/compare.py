@@ -10,7 +10,7 @@ from clusterplan.compare import compare
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.analysis_tables import compare_tables
-from clusterplan.report.documents import compare_document
+from clusterplan.report.documents import compare_document, scenario_source
 from clusterplan.report.export import plan_document
 from clusterplan.report.html_analysis import render_compare as render_compare_html
 from clusterplan.report.terminal_analysis import render_compare
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     specs = [planned.spec for planned in plans]
     labels = labels_for(args.scenarios, [spec.about.name for spec in specs])
     comparison = compare(labels, [plan_document(planned) for planned in plans])
-    document = compare_document(comparison, sources=list(args.scenarios), scenarios=specs)
+    sources = [scenario_source(path, args.overrides) for path in args.scenarios]   # each as given, with --set
+    document = compare_document(comparison, sources=sources, scenarios=specs)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     elif args.format == "xlsx":
