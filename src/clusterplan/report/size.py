@@ -164,6 +164,8 @@ def _rows_table(title: str, rows: list[dict[str, Any]]):
     table = new_table(title, "GPUs", "GPU", "Fabric", "Mode", "Provider", "tp.pp.dp.cp", "MFU", "Ready (d)",
                       "Trained", "Days", "Cost", right=(0, 6, 7, 9, 10))
     table.collapse_padding = True   # one space between columns: eleven columns in 110 characters
+    provider = table.columns[4]
+    provider.no_wrap, provider.max_width, provider.overflow = True, 10, "ellipsis"
     for row in rows:
         table.add_row(f"{row['num_gpus']:,}", row["gpu"], row["fabric"], row["mode"], escape(row["provider"] or "-"),
                       _layout(row["layout"]), f"{row['mfu']:.1%}", f"{row['capacity_days']:,.0f}", row["trained"],
