@@ -76,3 +76,10 @@ def test_a_deadline_date_before_the_start_is_an_error(catalog):
     with pytest.raises(ConfigError, match="is not after the start") as error:
         size(spec, catalog, today=TODAY)
     assert error.value.key == "size.deadline_date"
+
+
+def test_every_catalog_gpu_has_an_order_lead_time(catalog):
+    """size can date an owned cluster of every GPU the catalog has."""
+    for gpu in catalog.families["gpus"]:
+        step = catalog.get("leadtimes", f"order-{gpu}")
+        assert step.low_days <= step.days <= step.high_days and step.source and step.date
