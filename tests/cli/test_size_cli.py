@@ -145,3 +145,18 @@ def test_exports(capsys, small, tmp_path):
     openpyxl = pytest.importorskip("openpyxl")
     book = openpyxl.load_workbook(io.BytesIO(path.read_bytes()))
     assert book.sheetnames == ["Recommendation", "Frontier", "Candidates", "Excluded"]
+
+
+def test_a_workload_config_json_is_sized(capsys, tmp_path):
+    """With no --model, the [workload]'s Hugging Face config.json is the model sized."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"_name_or_path": "tiny-1b", "num_hidden_layers": 16, "hidden_size": 2048,
+                                  "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 32000,
+                                  "max_position_embeddings": 2048}))
+    code, out, err = run(capsys, "size", REFERENCE, "--set", f'workload.model_config="{config}"', "--tokens", "20B",
+                         "--gpus", "h100-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "16", "--modes", "on-demand",
+                         "--start", "2026-12-04", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["question"]["model"] == "tiny-1b" and doc["fastest"]["mfu"] > 0
+    assert doc["cheapest"]["cost_usd"] == min(row["cost_usd"] for row in doc["candidates"] if "cost_usd" in row)

@@ -19,24 +19,24 @@ from dataclasses import dataclass, replace
 from clusterplan.catalog import Catalog
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import SIZE_MODES
-from clusterplan.perf.model import preset
 from clusterplan.plan.core import gpu_offers, own
 from clusterplan.plan.scenario import priced, resolved
 from clusterplan.plan.size_modes import Base, Candidate, candidates
 from clusterplan.plan.training import training
+from clusterplan.plan.workload import workload_model
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
 DEFAULT_GPUS = ("h100-sxm", "h200-sxm", "b200", "mi300x", "a100-80gb-sxm", "a100-40gb-sxm")
 DEFAULT_FABRICS = ("ib-ndr400", "ib-ndr200", "roce-400g")
-STRUCTURAL = ("memory", "design", "no offer", "horizon", "no handover")   # reasons a candidate is not modelled
 
 
 @dataclass(**FROZEN)
 class Question:
     """What ``size`` is asked, resolved: the job, the search space, the start, the deadline and the budget."""
 
-    model: str
+    model: str                        # the model's name
+    model_config: str                 # the [workload]'s config.json when the question names no preset, else ""
     tokens: float
     gpus: tuple[str, ...]
     fabrics: tuple[str, ...]
@@ -74,13 +74,14 @@ class Sizing:
 def question(spec: Spec, catalog: Catalog, today: datetime.date) -> Question:
     """The ``[size]`` section (and the workload it defaults to) made explicit and checked; errors name the key."""
     size = spec.size
-    model = size.model or spec.workload.model
-    if not model:
+    config = "" if size.model else spec.workload.model_config
+    if not (size.model or spec.workload.model or config):
         raise ConfigError("no model: give --model or [size] model", key="size.model")
-    try:
-        preset(model)   # an unknown model is an error naming it here, before any search
+    try:   # an unknown model is an error naming it here, before any search
+        model = workload_model(replace(spec.workload, model=size.model or spec.workload.model,
+                                       model_config=config)).name
     except ConfigError as error:
-        raise ConfigError(error.message, key="size.model") from None
+        raise ConfigError(error.message, key="size.model" if size.model else error.key) from None
     tokens = size.tokens or spec.workload.tokens
     if tokens <= 0:
         raise ConfigError("must be > 0 tokens", key="size.tokens")
@@ -100,7 +101,7 @@ def question(spec: Spec, catalog: Catalog, today: datetime.date) -> Question:
     counts = tuple(per_node * 2**k for k in range(40) if per_node * 2**k <= size.max_gpus)
     if not counts:
         raise ConfigError(f"must be at least one node of {per_node} GPUs, got {size.max_gpus}", key="size.max_gpus")
-    return Question(model=model, tokens=tokens, gpus=tuple(gpus), fabrics=tuple(fabrics),
+    return Question(model=model, model_config=config, tokens=tokens, gpus=tuple(gpus), fabrics=tuple(fabrics),
                     modes=tuple(size.modes or SIZE_MODES), counts=counts, start=start, deadline_days=deadline,
                     budget_usd=size.budget_usd or None)
 
@@ -148,7 +149,8 @@ def scenario(spec: Spec, asked: Question, gpu: str, fabric: str, count: int) -> 
     The server is the GPU's default platform and the fabric as few tiers as it needs (an explicit tier count
     written for the user's cluster size would block the larger candidates)."""
     cluster = replace(spec.cluster, gpu=gpu, server="", num_nodes=count // spec.cluster.gpus_per_node)
-    workload = replace(spec.workload, model=asked.model, model_config="", tokens=asked.tokens, gpus=0)
+    workload = replace(spec.workload, model="" if asked.model_config else asked.model, model_config=asked.model_config,
+                       tokens=asked.tokens, gpus=0)
     return replace(spec, cluster=cluster, network=replace(spec.network, fabric=fabric, tiers=0), workload=workload)
 
 
