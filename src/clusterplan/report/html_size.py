@@ -57,7 +57,7 @@ def frontier_chart(doc: dict[str, Any]) -> str:
 def _row(doc: dict[str, Any], label: str, path: str) -> str:
     row = resolve(doc, path)
     return (f"<tr><td>{esc(label)}</td><td>{esc(_name(row))}</td>"
-            f"<td>{esc(row['first_gpu_hour'])}</td><td>{esc(row['trained'])}</td>"
+            f"<td class=\"num\">{esc(row['first_gpu_hour'])}</td><td class=\"num\">{esc(row['trained'])}</td>"
             f"{td(doc, f'{path}/done_days', lambda v: f'{v:,.1f}')}"
             f"{td(doc, f'{path}/mfu', lambda v: f'{v:.1%}')}{td(doc, f'{path}/cost_usd')}</tr>")
 
@@ -78,6 +78,6 @@ def sizing(doc: dict[str, Any]) -> Part | None:
     if not size["cheapest"] and asked["deadline"]:
         intro += f"<p><strong>Nothing meets the deadline {esc(asked['deadline'])}.</strong></p>"
     body = (intro + frontier_chart(doc)
-            + table(("", "Candidate", "First GPU-hour", "Trained", "Days", "MFU", "Cost"), rows, numeric=(4, 5, 6))
+            + table(("", "Candidate", "First GPU-hour", "Trained", "Days", "MFU", "Cost"), rows, numeric=(2, 3, 4, 5, 6))
             + f'<p class="muted">{esc(size["own_cost_rule"])}; docs/size.md.</p>')
     return section("size", "Sizing: own, rent or both", body)
