@@ -8,3 +8,6 @@ RECOMPUTE = ("none", "selective", "full", "block")   # block: the fewest whole l
 PRECISIONS = ("bf16", "fp8")
 ATTENTION = ("flash", "flash2", "flash1", "unfused")
 SHARDING = ("full", "hybrid")
+
+# clusterplan size: the ways to get the GPUs (docs/size.md)
+SIZE_MODES = ("own", "reserved", "on-demand", "spot", "hybrid")

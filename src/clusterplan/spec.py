@@ -19,7 +19,7 @@ from typing import Any
 
 from clusterplan.errors import ConfigError
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
-from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING
+from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES
 from clusterplan.schema import FROZEN, build, check, locator, unit
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -233,6 +233,34 @@ class ReliabilitySettings:
 
 
 @dataclass(**FROZEN)
+class Size:
+    """``clusterplan size``: the cheapest and the fastest way to a trained model (docs/size.md).
+    Empty lists, "" and 0 mean the defaults docs/size.md gives."""
+
+    model: str = ""                  # "" = workload.model
+    tokens: float = unit("count", default=0.0)   # 0 = workload.tokens
+    deadline_days: float = 0.0       # days from start; 0 = no deadline
+    deadline_date: str = ""          # or a date, YYYY-MM-DD
+    budget_usd: float = unit("USD", default=0.0)  # 0 = no budget
+    gpus: tuple[str, ...] = ()       # catalog GPU ids
+    fabrics: tuple[str, ...] = ()    # catalog fabric ids
+    modes: tuple[str, ...] = ()      # own, reserved, on-demand, spot, hybrid
+    start: str = ""                  # YYYY-MM-DD; "" = today
+    max_gpus: int = 16384            # the largest count searched
+
+    def __post_init__(self) -> None:
+        for name in ("tokens", "deadline_days", "budget_usd", "max_gpus"):
+            _non_negative(getattr(self, name), name)
+        check(not (self.deadline_days and self.deadline_date), "deadline_date", "give days or a date, not both")
+        for mode in self.modes:
+            check(mode in SIZE_MODES, "modes", f"must be among {', '.join(SIZE_MODES)}, got {mode!r}")
+
+    @property
+    def defined(self) -> bool:
+        return self != Size()
+
+
+@dataclass(**FROZEN)
 class Spec:
     cluster: Cluster
     network: Network
@@ -244,6 +272,7 @@ class Spec:
     reliability: ReliabilitySettings
     prices: Mapping[str, float] = unit("USD", default_factory=dict)
     workload: Workload = field(default_factory=Workload)
+    size: Size = field(default_factory=Size)
     about: About = field(default_factory=About)
 
     def __post_init__(self) -> None:

@@ -43,7 +43,9 @@ def test_json_has_goodput_and_effective_time_and_cost(capsys):
     assert doc["effective_cost_to_train_usd"] == pytest.approx(doc["cost_to_train_usd"] / goodput)
     cloud, effective = doc["cloud_cost_to_train_usd"], doc["effective_cloud_cost_to_train_usd"]
     assert cloud and set(effective) == set(cloud)
-    assert all(effective[offer] == pytest.approx(usd / goodput) for offer, usd in cloud.items())
+    spot = doc["spot_goodput"]   # a spot offer's goodput counts its reclaims too
+    assert set(spot) == {"nebius-h100-spot"} and spot["nebius-h100-spot"] < goodput
+    assert all(effective[offer] == pytest.approx(usd / spot.get(offer, goodput)) for offer, usd in cloud.items())
     assert doc["interruptions_per_day"] > 0 and doc["checkpoint_interval_s"] > 0
     assert doc["expected_interruptions"] == pytest.approx(
         doc["interruptions_per_day"] * doc["effective_time_to_train_s"] / 86400)

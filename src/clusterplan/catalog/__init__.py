@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from importlib import resources
 
 from clusterplan.catalog.entries import (FAMILIES, Cable, CloudOffer, Cooling, Entry, Fabric, FailureRate,
-                                         Gpu, Nic, Pdu, Priced, Rack, Server, Service, StorageTier, Switch,
+                                         Gpu, LeadTime, Nic, Pdu, Priced, Rack, Server, Service, StorageTier, Switch,
                                          Transceiver)
 from clusterplan.errors import CatalogError, ConfigError
 from clusterplan.schema import build, locator, suggest
 
 __all__ = ["Catalog", "load_catalog", "parse_family", "Entry", "Priced", "Gpu", "Server", "Nic", "Switch",
            "Transceiver", "Cable", "Fabric", "StorageTier", "Rack", "Pdu", "Cooling", "Service",
-           "CloudOffer", "FailureRate"]
+           "CloudOffer", "FailureRate", "LeadTime"]
 
 
 @dataclass(frozen=True, slots=True)

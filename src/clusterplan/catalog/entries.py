@@ -252,11 +252,17 @@ class CloudOffer(Priced):
     gpu: str
     gpus_per_instance: int
     pricing: str
+    # spot only: instances reclaimed per 1000 instance-days, and where that figure comes from (docs/size.md)
+    reclaim_per_1000_instance_days: float = 0.0
+    reclaim_source: str = ""
 
     def __post_init__(self) -> None:
         Priced.__post_init__(self)
         check(self.pricing in PRICING_MODES, "pricing",
               f"must be one of {', '.join(PRICING_MODES)}, got {self.pricing!r}")
+        spot = self.pricing == "spot"
+        check(not spot or (self.reclaim_per_1000_instance_days > 0 and self.reclaim_source),
+              "reclaim_per_1000_instance_days", "a spot offer needs a reclaim rate > 0 and its reclaim_source")
 
     @property
     def per(self) -> str:
@@ -298,9 +304,32 @@ class FailureRate(Entry):
               f"must lie within low ({low}) and high ({high}), got {self.per_1000_unit_days}")
 
 
+@dataclass(**FROZEN)
+class LeadTime(Entry):
+    """One step between an order and the first GPU-hour (docs/size.md): the days it takes, with the range
+    sources give; ``days_per_1000_gpus`` grows it with the cluster (installing more racks takes longer)."""
+
+    days: float
+    low_days: float
+    high_days: float
+    days_per_1000_gpus: float = 0.0
+    assumption: bool = False
+
+    def __post_init__(self) -> None:
+        check(0 <= self.low_days <= self.days <= self.high_days, "days",
+              f"must lie within low_days ({self.low_days}) and high_days ({self.high_days}), got {self.days}")
+        check(self.days_per_1000_gpus >= 0, "days_per_1000_gpus", f"must be >= 0, got {self.days_per_1000_gpus}")
+
+    def for_gpus(self, num_gpus: int) -> tuple[float, float, float]:
+        """(days, low, high) for a cluster of ``num_gpus``."""
+        extra = self.days_per_1000_gpus * num_gpus / 1000
+        return self.days + extra, self.low_days + extra, self.high_days + extra
+
+
 FAMILIES: dict[str, type[Entry]] = {
     "gpus": Gpu, "servers": Server, "nics": Nic, "switches": Switch,
     "transceivers": Transceiver, "cables": Cable, "fabrics": Fabric,
     "storage": StorageTier, "racks": Rack, "pdus": Pdu, "cooling": Cooling,
     "services": Service, "cloud": CloudOffer, "failures": FailureRate,
+    "leadtimes": LeadTime,
 }

@@ -144,9 +144,7 @@ def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node:
         return Prediction(op=op, num_ranks=1, num_nodes=1, size_bytes=sizes, time_s=zero, algbw_GBps=zero,
                           busbw_GBps=zero, algorithm=("none",) * sizes.size, protocol=("none",) * sizes.size)
     candidates = _candidates(op, system, num_ranks, nodes, local)
-    times = np.empty((len(candidates), sizes.size))
-    for row, candidate in enumerate(candidates):
-        times[row] = _time_s(candidate, sizes)
+    times = _times_s(candidates, sizes)
     best = times.argmin(axis=0)
     time_s = times[best, np.arange(sizes.size)]
     algbw = np.divide(sizes, time_s, out=np.zeros_like(sizes), where=time_s > 0) / 1e9
@@ -164,6 +162,24 @@ def predict_time_s(op: str, size_bytes: float, system: System, num_ranks: int,
         return 0.0
     candidates = _candidates(op, system, num_ranks, nodes, local)
     return float(min(_time_s(candidate, size_bytes) for candidate in candidates))
+
+
+def predict_times_s(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node: int) -> np.ndarray:
+    """``predict``'s times only, for an array of sizes: what the layout search asks of a grid of layouts
+    (naming the chosen algorithm of every size took a quarter of a search)."""
+    sizes = np.asarray(size_bytes, dtype=float)
+    nodes, local = placement(system, num_ranks, ranks_per_node)
+    if num_ranks == 1:
+        return np.zeros_like(sizes)
+    return _times_s(_candidates(op, system, num_ranks, nodes, local), sizes).min(axis=0)
+
+
+def _times_s(candidates: list, sizes: np.ndarray) -> np.ndarray:
+    """Each candidate's time for each size: one row per candidate."""
+    times = np.empty((len(candidates), sizes.size))
+    for row, candidate in enumerate(candidates):
+        times[row] = _time_s(candidate, sizes)
+    return times
 
 
 def _time_s(candidate: tuple, sizes):

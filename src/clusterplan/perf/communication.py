@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clusterplan.perf.collectives import System, predict, predict_time_s
+from clusterplan.perf.collectives import System, predict_time_s, predict_times_s
 from clusterplan.perf.compute import Compute
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.memory import BF16, GRAD_BYTES
@@ -40,14 +40,18 @@ def collective_s(system: System, op: str, size_bytes, ranks, ranks_per_node):
         return predict_time_s(op, size_bytes, system, int(ranks), int(ranks_per_node)) if ranks > 1 else 0.0
     size, ranks, local = np.broadcast_arrays(np.asarray(size_bytes, float), np.asarray(ranks),
                                              np.asarray(ranks_per_node))
-    out = np.zeros(size.shape)
+    out = np.zeros(size.size)
     local = np.minimum(local, ranks)
-    for n, k in set(zip(ranks.ravel().tolist(), local.ravel().tolist())):
-        if n <= 1:
-            continue
-        pick = (ranks == n) & (local == k)
-        out[pick] = predict(op, size[pick], system, int(n), int(k)).time_s
-    return out
+    # the layouts grouped by (ranks, ranks per node) in one sort, not one mask of the grid per group
+    span = int(local.max()) + 1
+    keys, group = np.unique(ranks.ravel().astype(np.int64) * span + local.ravel(), return_inverse=True)
+    order = np.argsort(group.ravel(), kind="stable")
+    flat = size.ravel()
+    pairs = zip((keys // span).tolist(), (keys % span).tolist())
+    for (n, k), members in zip(pairs, np.split(order, np.cumsum(np.bincount(group.ravel()))[:-1])):
+        if n > 1:
+            out[members] = predict_times_s(op, flat[members], system, int(n), int(k))
+    return out.reshape(size.shape)
 
 
 def communication(model: Transformer, system: System, options: Options, stage: Stage, layout, compute: Compute,

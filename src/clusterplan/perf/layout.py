@@ -10,7 +10,6 @@ the model, the batch or the GPU count are one ordered table (``RULES``) that
 
 from __future__ import annotations
 
-import itertools
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -206,15 +205,16 @@ def _grid(model: Transformer, num_gpus: int, gpus_per_node: int, constraints: Co
     powers = [2 ** i for i in range(15)]
     divisors = [d for d in range(1, num_gpus + 1) if num_gpus % d == 0]
     recompute = [RECOMPUTE.index(name) for name in choices("recompute", list(RECOMPUTE))]
-    product = itertools.product(
-        choices("tp", [t for t in powers if t <= min(gpus_per_node, model.heads)]),
-        choices("pp", [p for p in divisors if p <= model.layers]),
-        choices("cp", [1, 2, 4]),
-        choices("mbs", [1, 2, 4, 8, 16]),
-        choices("virtual_stages", [1, 2, 3, 4, 6, 8]),
-        recompute,
-        choices("zero", [0, 1, 3]))
-    rows = np.array(list(product), dtype=np.int64).reshape(-1, 7)
+    axes = (choices("tp", [t for t in powers if t <= min(gpus_per_node, model.heads)]),
+            choices("pp", [p for p in divisors if p <= model.layers]),
+            choices("cp", [1, 2, 4]),
+            choices("mbs", [1, 2, 4, 8, 16]),
+            choices("virtual_stages", [1, 2, 3, 4, 6, 8]),
+            recompute,
+            choices("zero", [0, 1, 3]))
+    # itertools.product's order, built by numpy (a list of tuples made a fifth of a search's time)
+    mesh = np.meshgrid(*(np.asarray(axis, dtype=np.int64) for axis in axes), indexing="ij")
+    rows = np.stack([values.ravel() for values in mesh], axis=1).reshape(-1, 7)
     tp, pp, cp, mbs, virtual_stages, recompute_index, zero = rows.T
     dp = num_gpus // np.maximum(tp * pp * cp, 1)
     if constraints.dp is not None:

@@ -35,5 +35,6 @@ def search(model: Transformer, hw: Hardware, options: Options, num_gpus: int,
         reason = (f"does not fit in GPU memory (the smallest needs {need / 2**30:,.0f} GiB per GPU, "
                   f"has {hw.hbm_bytes / 2**30:,.0f})")
         rejected[reason] = int(np.count_nonzero(~fits))
-    order = [i for i in np.argsort(result.step.total, kind="stable") if fits[i]][:top]
+    order = np.argsort(result.step.total, kind="stable")
+    order = order[fits[order]][:top]
     return Search(best=tuple(result.row(int(i)) for i in order), num_evaluated=len(grid), rejected=rejected)

@@ -62,15 +62,12 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     """The plan of a resolved ``spec`` on a priced ``catalog`` (``plan`` resolves and prices first)."""
     built, owned = own(spec, catalog)
     finance = spec.finance
+    offers, burst_offer, note = compared_offers(spec, catalog)
     rentals = []
-    for index, offer_id in enumerate(spec.cloud.offers):
-        offer = catalog.get("cloud", offer_id, key=f"cloud.offers[{index}]")
+    for offer in offers:
         rent = cloud_cost(offer, num_gpus=built.num_gpus, utilization=finance.utilization, years=finance.years)
         rentals.append(Rental(cost=rent, breakeven_month=breakeven_month(owned, rent)))
-    burst = None
-    if spec.cloud.burst_offer:
-        offer = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer")
-        burst = _hybrid(spec, catalog, offer)
+    burst = _hybrid(spec, catalog, burst_offer) if burst_offer else None
     job, reliability, predicted = None, None, True
     if spec.workload.defined:
         job = training(spec, catalog, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
@@ -80,8 +77,38 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
                              read_Bps_per_gpu=spec.storage.read_Bps_per_gpu, utilization=finance.utilization,
                              years=finance.years, workload=job is not None, reliability=reliability,
                              predicted_reading=predicted)
+    warnings = (note, *warnings) if note else warnings
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
+
+
+def compared_offers(spec: Spec, catalog: Catalog) -> tuple[list[CloudOffer], CloudOffer | None, str]:
+    """The offers renting is compared against, the burst offer of the hybrid, and a note when they changed.
+
+    The scenario's ``cloud.offers`` and ``cloud.burst_offer`` as written, unless none of the offers rents the
+    cluster's GPU (the reference's H100 list under ``--set cluster.gpu=b200``): then the catalog's offers for
+    that GPU, and its cheapest on-demand offer to burst to; where the catalog has none, no comparison.
+    """
+    offers = [catalog.get("cloud", offer_id, key=f"cloud.offers[{index}]")
+              for index, offer_id in enumerate(spec.cloud.offers)]
+    burst = catalog.get("cloud", spec.cloud.burst_offer, key="cloud.burst_offer") if spec.cloud.burst_offer else None
+    gpu = spec.cluster.gpu
+    if not offers or any(offer.gpu == gpu for offer in offers):
+        return offers, burst, ""
+    others = ", ".join(sorted({offer.gpu for offer in offers}))
+    own_gpu = gpu_offers(catalog, gpu)
+    if not own_gpu:
+        return [], None, f"cloud: the catalog has no {gpu} offer; renting is not compared (cloud.offers rent {others})"
+    on_demand = [offer for offer in own_gpu if offer.pricing == "on-demand"]
+    burst = min(on_demand, key=lambda offer: offer.price_usd) if burst and on_demand else None
+    return own_gpu, burst, (f"cloud: cloud.offers rent {others}; compared against the catalog's {len(own_gpu)} "
+                            f"{gpu} offers instead")
+
+
+def gpu_offers(catalog: Catalog, gpu: str) -> list[CloudOffer]:
+    """The catalog's current offers for ``gpu``, in catalog order; prices superseded by a cut (ids marked
+    ``-pre-<date>``, catalog/cloud.toml) are left out."""
+    return [offer for offer in catalog.families["cloud"].values() if offer.gpu == gpu and "-pre-" not in offer.id]
 
 
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:

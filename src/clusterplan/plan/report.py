@@ -13,6 +13,7 @@ from clusterplan.perf.collectives import size_sweep
 from clusterplan.plan.collectives import Collectives, Measured, group
 from clusterplan.plan.core import Plan, planned
 from clusterplan.plan.scenario import priced, resolved
+from clusterplan.plan.size import Sizing, size
 from clusterplan.plan.training import Training, training
 from clusterplan.plan.sensitivity import check_sampling, sensitivity
 from clusterplan.schema import FROZEN
@@ -36,6 +37,7 @@ class Report:
     collectives: tuple[Collectives, ...]     # one node, the whole cluster, the measured run's group
     sweep: tuple[SweepPoint, ...] | None     # None without a workload
     sensitivity: Sensitivity
+    sizing: Sizing | None = None             # when the scenario has a [size] section
 
 
 def report(spec: Spec, catalog: Catalog | None = None, *, samples: int, seed: int, offer: str | None = None,
@@ -46,7 +48,8 @@ def report(spec: Spec, catalog: Catalog | None = None, *, samples: int, seed: in
     spec = resolved(spec, catalog)
     whole = planned(spec, catalog)
     return Report(plan=whole, collectives=report_collectives(whole, measured), sweep=training_sweep(whole, catalog),
-                  sensitivity=sensitivity(spec, catalog, samples=samples, seed=seed, offer=offer, progress=progress))
+                  sensitivity=sensitivity(spec, catalog, samples=samples, seed=seed, offer=offer, progress=progress),
+                  sizing=size(spec, catalog) if spec.size.defined else None)
 
 
 def group_sizes(num_gpus: int, gpus_per_node: int, measured_ranks: int | None) -> list[int]:

@@ -4,7 +4,7 @@ the time and cost to train, raw and effective (docs/training.md, docs/reliabilit
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.design import Design
@@ -13,6 +13,7 @@ from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.search import Search, search
 from clusterplan.perf.step import Prediction
 from clusterplan.plan.reliability import job_reliability
+from clusterplan.plan.spot import spot_goodputs
 from clusterplan.plan.workload import job_gpus, resolve, workload_model
 from clusterplan.reliability import Reliability, wall_clock_s
 from clusterplan.schema import FROZEN
@@ -35,6 +36,7 @@ class Training:
     tokens: float
     costs_usd: Mapping[str, float]   # "own" and each cloud offer id -> raw cost to train (empty without a budget)
     reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
+    offer_goodputs: Mapping[str, float] = field(default_factory=dict)   # spot offer id -> goodput with reclaims
 
     @property
     def best(self) -> Prediction | None:
@@ -55,8 +57,9 @@ class Training:
 
     @property
     def effective_costs_usd(self) -> dict[str, float]:
-        """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails alike)."""
-        return {key: usd / self.goodput for key, usd in self.costs_usd.items()}
+        """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails
+        alike; a spot offer's goodput also counts its reclaims)."""
+        return {key: usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
 
 
 def raw_time_to_train_s(tokens: float, best: Prediction | None) -> float | None:
@@ -78,13 +81,16 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
                    job.fixed, top=top)
     best = found.best[0] if found.best else None
     raw_s = raw_time_to_train_s(spec.workload.tokens, best)
-    reliability = None
+    reliability, offer_goodputs = None, {}
     if best and built.storage_units:   # without storage there is nothing to checkpoint to
         reliability = job_reliability(spec, catalog, built, job.model, job.num_gpus,
                                       tokens_per_s=best.tokens_per_s, useful_s=raw_s)
+        offer_goodputs = spot_goodputs(spec, catalog, built, job.model, job.num_gpus, offers,
+                                       tokens_per_s=best.tokens_per_s, useful_s=raw_s)
     costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
-                    tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability)
+                    tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
+                    offer_goodputs=offer_goodputs)
 
 
 def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,

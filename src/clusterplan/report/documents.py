@@ -13,6 +13,7 @@ from typing import Any
 from clusterplan import __version__
 from clusterplan.plan.report import Report
 from clusterplan.report.export import collectives_document, layout_table, memory_table, plan_document
+from clusterplan.report.size import size_document
 from clusterplan.schema import as_table
 
 SENSITIVITY_SCHEMA = "clusterplan.sensitivity/1"
@@ -135,7 +136,8 @@ def report_document(report: Report, *, title: str, source: str) -> dict[str, Any
                               for point in report.sweep]}
     return {"schema": REPORT_SCHEMA, "version": __version__, "title": title, "source": source,
             "plan": plan_document(whole), "collectives": [collectives_document(c) for c in report.collectives],
-            "sensitivity": sensitivity_document(report.sensitivity, spec=whole.spec), "training": training}
+            "sensitivity": sensitivity_document(report.sensitivity, spec=whole.spec), "training": training,
+            "size": size_document(report.sizing) if report.sizing is not None else None}
 
 
 def live_document(whole: Any, *, title: str, source: str) -> dict[str, Any]:

@@ -165,6 +165,7 @@ def training_section(job: Any) -> dict[str, Any]:
             out["expected_interruptions"] = reliability.expected_interruptions
             out["effective_cost_to_train_usd"] = effective["own"]
             out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
+            out["spot_goodput"] = dict(job.offer_goodputs)   # a spot offer's goodput counts its reclaims
     out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
     return out
 

@@ -17,6 +17,7 @@ from clusterplan.report.diagram import layered_diagram
 from clusterplan.report.figures import HTML, money, months, pointer, present, resolve, shown
 from clusterplan.report.html_analysis import collectives, sensitivity
 from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
+from clusterplan.report.html_size import sizing
 from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
@@ -196,7 +197,7 @@ def warnings(doc: dict) -> Part:
 
 
 SECTIONS: tuple[Section, ...] = (summary, capex, opex, ownership, power, fabric, warnings, collectives, training,
-                                 sensitivity)
+                                 sizing, sensitivity)
 
 
 def render_report(doc: dict[str, Any], stream: TextIO, sections: Sequence[Section] = SECTIONS) -> None:

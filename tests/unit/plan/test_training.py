@@ -29,8 +29,10 @@ def test_effective_time_and_cost_are_raw_over_goodput(catalog, overrides):
     assert job.effective_time_to_train_s == pytest.approx(job.time_to_train_s / job.goodput)
     assert job.effective_time_to_train_s >= job.time_to_train_s
     assert set(job.effective_costs_usd) == set(job.costs_usd) == {"own", "nebius-h100-spot"}
+    assert set(job.offer_goodputs) == {"nebius-h100-spot"} and job.offer_goodputs["nebius-h100-spot"] < job.goodput
     for key, raw in job.costs_usd.items():
-        assert job.effective_costs_usd[key] == pytest.approx(raw / job.goodput) and job.effective_costs_usd[key] >= raw
+        goodput = job.offer_goodputs.get(key, job.goodput)   # a spot offer's goodput also counts its reclaims
+        assert job.effective_costs_usd[key] == pytest.approx(raw / goodput) and job.effective_costs_usd[key] >= raw
     assert job.costs_usd["own"] == pytest.approx(job.time_to_train_s / 3600 * 128 * 4.0)
 
 

@@ -1,0 +1,85 @@
+"""size (plan/size.py, plan/size_modes.py): time to capacity, reserved terms, residual value, the frontier."""
+
+import datetime
+
+import pytest
+
+from clusterplan.errors import ConfigError
+from clusterplan.plan.size import frontier, size
+from clusterplan.plan.size_modes import (USEFUL_LIFE_YEARS, Candidate, Window, own_window, reserved_usd,
+                                         residual_usd)
+from clusterplan.spec import load_spec
+
+TODAY = datetime.date(2026, 12, 4)
+
+
+def test_own_window_sums_the_catalog_steps(catalog):
+    """Order + delivery + install (growing with the GPUs) + burn-in, low and high alike."""
+    window = own_window(catalog, "h100-sxm", 16_384)
+    steps = [catalog.get("leadtimes", key) for key in ("order-h100-sxm", "delivery", "install", "burn-in")]
+    assert window.days == pytest.approx(sum(step.days for step in steps) + 2 * 16.384)
+    assert window.low_days < window.days < window.high_days and window.assumption
+    assert own_window(catalog, "b200", 8).days > own_window(catalog, "h100-sxm", 8).days
+
+
+def test_reservations_bill_whole_terms(catalog):
+    """A run of 13 months on a 1-year term pays two years; on a 3-year term one term."""
+    one, three = catalog.get("cloud", "aws-p5-reserved-1y"), catalog.get("cloud", "aws-p5-reserved-3y")
+    run_s = 13 / 12 * 8760 * 3600
+    assert reserved_usd(one, 8, run_s) == pytest.approx(8 * 8760 * 2 * one.price_usd)
+    assert reserved_usd(three, 8, run_s) == pytest.approx(8 * 8760 * 3 * three.price_usd)
+
+
+def test_residual_value_is_straight_line_and_floored():
+    """Book value after t years of a 5-year life; nothing after it."""
+    assert residual_usd(1e6, 0) == 1e6
+    assert residual_usd(1e6, 3) == pytest.approx(1e6 * (1 - 3 / USEFUL_LIFE_YEARS))
+    assert residual_usd(1e6, 7) == 0
+
+
+def test_frontier_keeps_only_the_undominated():
+    """Sorted by days; a later candidate joins only if it is cheaper than every earlier one."""
+    def candidate(days, usd):
+        return Candidate(gpu="h100-sxm", num_gpus=8, fabric="ib-ndr400", mode="on-demand",
+                         capacity=Window(days=0, low_days=0, high_days=0), train_days=days, cost_usd=usd)
+    points = [candidate(10, 5), candidate(5, 9), candidate(20, 5), candidate(30, 1), candidate(6, 20)]
+    assert [(c.done_days, c.cost_usd) for c in frontier(points)] == [(5, 9), (10, 5), (30, 1)]
+
+
+def test_hybrid_hands_over_or_is_excluded(catalog):
+    """A run longer than the owned lead time mixes rented and owned cost; a shorter one has no handover."""
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="2T"', 'size.gpus=["h100-sxm"]',
+                            'size.fabrics=["ib-ndr400"]', "size.max_gpus=64", 'size.modes=["own", "on-demand", "hybrid"]'])
+    result = size(spec, catalog, today=TODAY)
+    by = {(c.num_gpus, c.mode): c for c in result.candidates}
+    long_run = by[(8, "hybrid")]
+    owned, rented = by[(8, "own")], by[(8, "on-demand")]
+    share = owned.capacity.days / owned.train_days
+    assert long_run.cost_usd == pytest.approx(rented.cost_usd * share + owned.cost_usd * (1 - share))
+    assert long_run.done_days == rented.done_days < owned.done_days
+    short = size(load_spec(None, ['size.model="llama2-13b"', 'size.tokens="10B"', 'size.gpus=["h100-sxm"]',
+                                  'size.fabrics=["ib-ndr400"]', "size.max_gpus=8", 'size.modes=["hybrid"]']),
+                 catalog, today=TODAY)
+    assert [c.reason for c in short.candidates] == ["no handover"] and short.excluded == {"no handover": 1}
+
+
+def test_a_gpu_without_spot_offers_counts_no_offer(catalog):
+    """B200 has no spot offer in the catalog: every spot candidate is 'no offer'."""
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="100B"', 'size.gpus=["b200"]',
+                            'size.fabrics=["ib-ndr400"]', "size.max_gpus=16", 'size.modes=["spot"]'])
+    result = size(spec, catalog, today=TODAY)
+    assert result.excluded == {"no offer": 2} and result.cheapest is None
+
+
+def test_a_deadline_date_before_the_start_is_an_error(catalog):
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="1T"', 'size.deadline_date="2026-12-01"'])
+    with pytest.raises(ConfigError, match="is not after the start") as error:
+        size(spec, catalog, today=TODAY)
+    assert error.value.key == "size.deadline_date"
+
+
+def test_every_catalog_gpu_has_an_order_lead_time(catalog):
+    """size can date an owned cluster of every GPU the catalog has."""
+    for gpu in catalog.families["gpus"]:
+        step = catalog.get("leadtimes", f"order-{gpu}")
+        assert step.low_days <= step.days <= step.high_days and step.source and step.date
