@@ -67,10 +67,12 @@ class Block:
 
     @property
     def commands(self) -> list[tuple[str, list[str]]]:
-        """(command, expected output lines) for each ``$ `` line."""
+        """(command, expected output lines) for each ``$ `` line; a line ending in a backslash continues it."""
         out: list[tuple[str, list[str]]] = []
         for line in self.lines:
-            if line.startswith("$ "):
+            if out and not out[-1][1] and out[-1][0].endswith("\\"):
+                out[-1] = (f"{out[-1][0]}\n{line}", [])
+            elif line.startswith("$ "):
                 out.append((line[2:], []))
             elif out:
                 out[-1][1].append(line)
@@ -127,7 +129,7 @@ def filtered(text: str, stage: str) -> str:
 
 def run(command: str) -> str:
     """What ``command`` prints on stdout, run from the repository's root."""
-    first, *stages = [part.strip() for part in command.split(" | ")]
+    first, *stages = [part.strip() for part in command.replace("\\\n", " ").split(" | ")]
     argv = shlex.split(first)
     if argv[0] == "clusterplan":
         buffer = io.StringIO()
