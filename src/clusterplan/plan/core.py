@@ -80,6 +80,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
                              read_Bps_per_gpu=spec.storage.read_Bps_per_gpu, utilization=finance.utilization,
                              years=finance.years, workload=job is not None, reliability=reliability,
                              predicted_reading=predicted)
+    if job is not None and job.band.warning:
+        warnings = (*warnings, job.band.warning)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
 
