@@ -56,7 +56,7 @@ def _range(doc: dict[str, Any], name: str, fmt) -> str:
     """" (low-high)" of a figure's evidence band, where the document has one."""
     if f"{name}_low" not in doc:
         return ""
-    return f" (range {fmt(doc[f'{name}_low'])} to {fmt(doc[f'{name}_high'])})"
+    return f" (measured likely {fmt(doc[f'{name}_low'])} to {fmt(doc[f'{name}_high'])})"
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
