@@ -36,7 +36,8 @@ FACTS = "llama3_405b_training_facts.csv"
 GROUP_OF_CATEGORY = {"GPU": "gpu", "Host": "host", "Unplanned Maintenance": "host", "Network": "network",
                      "Dependency": "software", "Unknown": "software"}
 GROUP_OF_COMPONENT = {"NIC": "network"}
-GROUP_OF_CAUSE = {"gpu": "gpu", "host": "host", "network-link": "network", "network-switch": "network",
+GROUP_OF_CAUSE = {"gpu": "gpu", "host": "host", "network-link": "network", "network-fabric-link": "network",
+                  "network-switch": "network",
                   "software": "software"}
 GROUPS = ("gpu", "host", "network", "software")
 
