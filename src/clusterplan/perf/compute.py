@@ -25,10 +25,10 @@ ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward
 # generation (FlashAttention 1 and its Triton port, 2022-23), is 1.4x slower forward and 2x backward than
 # FlashAttention-2 (Dao 2023, arXiv 2307.08691, section 4.1).
 FUSED = {"flash": (1.0, 1.0), "flash2": (1.0, 1.0), "flash1": (1.4, 2.0)}
-# FP8 GEMMs reach 0.95 of the BF16 GEMM efficiency against their (doubled) peak: best-shape ceilings on Hopper,
-# FP8 e4m3 8192^3 1,461-1,507 of 1,979 TFLOP/s (0.74-0.76; tile-ai/tilelang benchmark/matmul_fp8/README.md, H800
-# SXM, 2025) against BF16 792 of 989 (0.80, MAMF, ml-engineering; the catalog's note on gemm_efficiency)
-FP8_EFFICIENCY = 0.95
+# FP8 GEMMs reach 0.93 of the BF16 GEMM efficiency against their (doubled) peak: the mean ratio of best-shape
+# ceilings on Hopper, FP8 1,453-1,523 of 1,979 TFLOP/s (MAMF on H200, tilelang on H800) over BF16 794.5 of 989
+# (MAMF); the rows and their sources are in benchmarks/data/validation/fp8_matmul_ceilings.csv
+FP8_EFFICIENCY = 0.93
 # Each FP8 GEMM first casts its BF16 operands, the input and the weight (Transformer Engine recasts the weight
 # every micro-batch unless told it is not the first), to FP8 with the transpose and amax in one pass (its
 # fused cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound
