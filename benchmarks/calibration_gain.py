@@ -60,7 +60,7 @@ def main() -> int:
         points = [(r.size_bytes, r.out_of_place.time_s) for r in log.rows if r.out_of_place.time_s > 0]
         ranks = int(rows[0]["num_ranks"])
         sizes = np.array([s for s, _ in points], dtype=float)
-        model = predict("all_reduce", sizes, TABLE_RUNS[test_id], ranks).time_s
+        model = predict("all_reduce", sizes, TABLE_RUNS[test_id].system, ranks).time_s
         before = [abs(m - t) / t for m, (_, t) in zip(model, points)]
         after = errors(points, fit_rows("all_reduce", ranks, points).time_s)
         train, test = points[::2], points[1::2]

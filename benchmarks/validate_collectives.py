@@ -20,31 +20,46 @@ from pathlib import Path
 
 import numpy as np
 
+from typing import NamedTuple
+
 from clusterplan.catalog import load_catalog
 from clusterplan.perf.collectives import System, predict
+from clusterplan.perf.evidence import collective_regime
+from bands import print_regimes, print_summary
+from validation_data import shared
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "validation"
+DATA = shared()
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 BANDS = (("< 64 KiB", 0, 64 * KiB), ("64 KiB - 64 MiB", 64 * KiB, 64 * MiB), (">= 64 MiB", 64 * MiB, float("inf")))
-EFA = dict(efficiency=0.91, latency_s=65e-6)      # calibrated: p4de tree plateau 41.8 of 50 GB/s; 161 us at 8 B
-EFA_V4 = dict(efficiency=0.91, latency_s=10e-6)   # ASSUMPTION: EFA v4 latency; bandwidth as EFA
+EFA = dict(efficiency=0.91, latency_s=65e-6, technology="efa")  # calibrated: p4de tree plateau 41.8 of 50 GB/s
+EFA_V4 = dict(efficiency=0.91, latency_s=10e-6, technology="efa")  # ASSUMPTION: EFA v4 latency; bandwidth as EFA
+
+
+class Run(NamedTuple):
+    """A run's collective System, and its GPU and fabric technology (the regime of its points)."""
+
+    system: System
+    gpu: str
+    technology: str
 
 
 def system(gpu_id: str, *, nics: int, gbps: float, fabric: str = "ib-ndr400", gpus_per_node: int = 8,
-           nvls: bool | None = None, nvlink_GBps: float | None = None, **fabric_overrides) -> System:
+           nvls: bool | None = None, nvlink_GBps: float | None = None, technology: str = "",
+           **fabric_overrides) -> Run:
     catalog = load_catalog()
     gpu = catalog.get("gpus", gpu_id)
     entry = dataclasses.replace(catalog.get("fabrics", fabric), **fabric_overrides)
     intra = nvlink_GBps * 1e9 if nvlink_GBps else (gpu.nvlink_bw_Bps if gpu.intra_node != "pcie" else gpu.pcie_bw_Bps)
-    return System(gpus_per_node=gpus_per_node, intra_node=gpu.intra_node if not nvlink_GBps else "nvswitch",
-                  intra_bw_Bps=intra, intra_efficiency=gpu.intra_efficiency,
-                  nvls=gpu.nvls if nvls is None else nvls, nvls_efficiency=gpu.nvls_efficiency or 0.60,
-                  nics_per_node=nics, link_rate_Bps=gbps * 1e9 / 8, net_efficiency=entry.efficiency,
-                  net_latency_s=entry.latency_s, hop_latency_s=entry.hop_latency_s, nodes_per_leaf=64, tiers=2,
-                  bisection_fraction=1.0)
+    built = System(gpus_per_node=gpus_per_node, intra_node=gpu.intra_node if not nvlink_GBps else "nvswitch",
+                   intra_bw_Bps=intra, intra_efficiency=gpu.intra_efficiency,
+                   nvls=gpu.nvls if nvls is None else nvls, nvls_efficiency=gpu.nvls_efficiency or 0.60,
+                   nics_per_node=nics, link_rate_Bps=gbps * 1e9 / 8, net_efficiency=entry.efficiency,
+                   net_latency_s=entry.latency_s, hop_latency_s=entry.hop_latency_s, nodes_per_leaf=64, tiers=2,
+                   bisection_fraction=1.0)
+    return Run(system=built, gpu=gpu_id, technology=technology or entry.technology)
 
 
-# (dataset/test id prefix, hardware) -> System
+# (dataset/test id prefix, hardware) -> Run
 TABLE_RUNS = {
     "awsome-distributed-training@7217859f#1": system("a100-80gb-sxm", nics=4, gbps=100, fabric="roce-100g", **EFA),
     "oci-hpc-oke@1402938#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
@@ -53,7 +68,7 @@ TABLE_RUNS = {
 }
 
 
-def summary_system(row: dict) -> System | None:
+def summary_system(row: dict) -> Run | None:
     """The System for one row of nccl_busbw_summary_points.csv (None: not enough hardware facts)."""
     gpu, hardware, collective = row["gpu"], row["hardware"], row["collective"]
     off = "NVLS_ENABLE=0" in collective  # a configuration of the run, not its outcome
@@ -101,6 +116,32 @@ def points(data: Path):
             yield (row["dataset"], row["tool"], size, ranks, float(value.split("-")[0]), hw, op)
 
 
+class Residual(NamedTuple):
+    """One comparable point: its run and tool, regime inputs and the signed error of its time."""
+
+    label: str
+    gpu: str
+    technology: str
+    num_nodes: int
+    size_bytes: float
+    error: float                  # predicted / measured time - 1 = measured / predicted busbw - 1
+
+
+def residuals(data: Path = DATA):
+    """Every point with a measured bus bandwidth above the table's resolution, predicted."""
+    for dataset, tool, size, ranks, measured, hw, op in points(data):
+        if measured <= 0.005:  # printed as 0.00: below the table's resolution
+            continue
+        predicted = float(predict(op, np.array([size]), hw.system, ranks).busbw_GBps[0])
+        yield Residual(label=f"{dataset} [{tool}]", gpu=hw.gpu, technology=hw.technology,
+                       num_nodes=-(-ranks // hw.system.gpus_per_node), size_bytes=size,
+                       error=measured / predicted - 1)
+
+
+def regime_of(point: Residual) -> tuple[str, ...]:
+    return collective_regime(gpu=point.gpu, num_nodes=point.num_nodes, size_bytes=point.size_bytes)
+
+
 def _cell(errors: list[float], count: bool = True) -> str:
     text = f"{statistics.median(errors):.1%} / {statistics.mean(errors):.1%}"
     return f"{text} ({len(errors)})" if count else text
@@ -112,15 +153,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true", help="print every point")
     args = parser.parse_args(argv)
     errors: dict[str, list[tuple[float, float]]] = {}
-    for dataset, tool, size, ranks, measured, hw, op in points(args.data):
-        if measured <= 0.005:  # printed as 0.00: below the table's resolution
-            continue
-        predicted = float(predict(op, np.array([size]), hw, ranks).busbw_GBps[0])
-        error = abs(predicted - measured) / measured
-        errors.setdefault(f"{dataset} [{tool}]", []).append((size, error))
+    signed: dict[str, list[float]] = {}
+    by_regime: list[tuple[tuple[str, ...], float]] = []
+    for point in residuals(args.data):
+        error = abs(1 / (1 + point.error) - 1)       # |predicted - measured| / measured of busbw
+        errors.setdefault(point.label, []).append((point.size_bytes, error))
+        signed.setdefault(point.label, []).append(point.error)
+        if point.label.endswith("[nccl-tests]"):
+            by_regime.append((regime_of(point), point.error))
         if args.rows:
-            print(f"{dataset[:40]:40} {op:14} {ranks:4} {int(size):>12} measured {measured:8.2f} "
-                  f"predicted {predicted:8.2f} error {error:6.1%}")
+            print(f"{point.label[:40]:40} {point.gpu:14} {point.num_nodes:4} {int(point.size_bytes):>12} "
+                  f"time error {point.error:+7.1%}")
     print(f"{'run':58} {'n':>3} " + " ".join(f"{name:>20}" for name, _, _ in BANDS) + f" {'all':>14}")
     every = [e for values in errors.values() for e in values]
     for name, values in [*errors.items(), ("ALL RUNS", every),
@@ -132,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name[:58]:58} {len(values):3} " + " ".join(f"{c:>20}" for c in cells)
               + f" {_cell([e for _, e in values], count=False):>14}")
     print("cells: median / mean of |predicted - measured| / measured of busbw (number of points)")
+    print()
+    print_summary("Signed error of the predicted time (predicted / measured - 1), per source", signed)
+    print_regimes("... per regime (nccl-tests points, the band table's: GPU, span, message size)", by_regime)
     return 0
 
 

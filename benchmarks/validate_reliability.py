@@ -26,8 +26,9 @@ from clusterplan.catalog import load_catalog
 from clusterplan.plan.reliability import reliability, reliability_settings
 from clusterplan.reliability.checkpoint import outcome
 from clusterplan.spec import load_spec
+from validation_data import shared
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "validation"
+DATA = shared()
 TABLE = "llama3_405b_table5_interruptions.csv"
 FACTS = "llama3_405b_training_facts.csv"
 
@@ -35,7 +36,8 @@ FACTS = "llama3_405b_training_facts.csv"
 GROUP_OF_CATEGORY = {"GPU": "gpu", "Host": "host", "Unplanned Maintenance": "host", "Network": "network",
                      "Dependency": "software", "Unknown": "software"}
 GROUP_OF_COMPONENT = {"NIC": "network"}
-GROUP_OF_CAUSE = {"gpu": "gpu", "host": "host", "network-link": "network", "network-switch": "network",
+GROUP_OF_CAUSE = {"gpu": "gpu", "host": "host", "network-link": "network", "network-fabric-link": "network",
+                  "network-switch": "network",
                   "software": "software"}
 GROUPS = ("gpu", "host", "network", "software")
 

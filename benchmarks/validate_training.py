@@ -10,26 +10,29 @@ turned into step times with the source's own FLOP convention
 Tables 1 and 2, Megatron-Core on H100, llm-foundry (MPT), vTrain's single-node
 runs, BLOOM-176B and OPT-175B; docs/training.md#validation explains the misses.
 
-    python benchmarks/validate_training.py
+    python benchmarks/validate_training.py [--rows]
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
-import statistics
 import sys
 from pathlib import Path
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
 from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.evidence import training_regime
 from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.search import search
 from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
+from bands import print_regimes, print_summary
+from validation_data import shared
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "validation"
+DATA = shared()
 
 
 def cluster(gpu: str, gpus: int, fabric: str, nics: int):
@@ -42,6 +45,13 @@ def cluster(gpu: str, gpus: int, fabric: str, nics: int):
 def gpt(name, layers, hidden, heads, vocab, seq, **kw) -> Transformer:
     return Transformer(name=name, layers=layers, hidden=hidden, heads=heads, ffn_hidden=4 * hidden, vocab=vocab,
                        seq_len=seq, **kw)
+
+
+def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "bf16", attention: str = "flash"):
+    """What the band table needs of a run: its regime's inputs and its envelope (fabric technology, sequence)."""
+    technology = load_catalog().get("fabrics", fabric).technology
+    return {"gpu": gpu, "precision": precision, "num_gpus": gpus, "params": model.params, "attention": attention,
+            "technology": technology, "seq_len": seq, "experts": model.experts}
 
 
 def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:
@@ -59,7 +69,8 @@ def sc21_table1():
         fixed = Constraints(tp=int(r["tp_size"]), pp=int(r["pp_size"]), cp=1, recompute="full")
         best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
                        overlap_grad_reduce=False, tp_overlap=False)
-        yield "megatron-sc21-t1", f"{model.name} {gpus} GPUs", measured, best
+        yield ("megatron-sc21-t1", f"{model.name} {gpus} GPUs", measured, best,
+               facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
 
 GPT3_175B = dict(layers=96, hidden=12288, heads=96)
@@ -81,7 +92,8 @@ def sc21_table2():
                             mbs=int(r["microbatch_size"]), recompute="full")
         best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
                        overlap_grad_reduce=False, tp_overlap=False)
-        yield "megatron-sc21-t2", f"{'zero3' if zero3 else 'ptd-p'} {r['params_billion']}b {gpus}", measured, best
+        yield ("megatron-sc21-t2", f"{'zero3' if zero3 else 'ptd-p'} {r['params_billion']}b {gpus}", measured, best,
+               facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
 
 def megatron_core():
@@ -94,7 +106,8 @@ def megatron_core():
         hw = cluster("h100-sxm", gpus, "ib-ndr400", 8)
         best = predict(model, hw, gpus, s, B, Constraints(tp=int(r["tp_size"]), pp=int(r["pp_size"]), cp=1,
                                                           zero=1 if int(r["dp_size"]) > 1 else None))
-        yield "megatron-core-h100", f"{r['model_size']} {gpus} GPUs", measured, best
+        yield ("megatron-core-h100", f"{r['model_size']} {gpus} GPUs", measured, best,
+               facts(model, "h100-sxm", gpus, "ib-ndr400", s))
 
 
 # MPT shapes (mosaicml/llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): d_model, heads, layers;
@@ -117,9 +130,10 @@ def llm_foundry():
         measured = batch * s / float(r["throughput_tokens_per_s"])
         fixed = Constraints(tp=1, pp=1, cp=1, mbs=mbs, zero=3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
                             recompute="full" if r["activation_checkpointing"] == "True" else None)
-        best = predict(model, hw, gpus, s, batch, fixed, precision="fp8" if "fp8" in r["precision"] else "bf16",
-                       attention="flash1")
-        yield "llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best
+        precision = "fp8" if "fp8" in r["precision"] else "bf16"
+        best = predict(model, hw, gpus, s, batch, fixed, precision=precision, attention="flash1")
+        yield ("llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best,
+               facts(model, gpu, gpus, fabric, s, precision, "flash1"))
 
 
 def vtrain():
@@ -136,8 +150,9 @@ def vtrain():
                             recompute="full")
         best = predict(model, hw, gpus, s, get("global batch"), fixed, attention="unfused", sequence_parallel=False,
                        overlap_grad_reduce=False, tp_overlap=False)
-        yield "vtrain-single", f"h{h} l{L} {gpus}g t{fixed.tp}p{fixed.pp}d{fixed.dp} b{get('global batch')}", \
-            float(r["iteration time (ms)"]) / 1e3, best
+        yield ("vtrain-single", f"h{h} l{L} {gpus}g t{fixed.tp}p{fixed.pp}d{fixed.dp} b{get('global batch')}",
+               float(r["iteration time (ms)"]) / 1e3, best,
+               facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
 
 def other_published():
@@ -164,7 +179,8 @@ def other_published():
         fixed = Constraints(tp=4, pp=12, cp=1, mbs=mbs, virtual_stages=1, recompute="full", zero=1)
         best = predict(bloom, hw, 384, 2048, B, fixed, attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
         basis = "s/iter" if per_iter else "TFLOP/s"
-        yield "bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best
+        yield ("bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best,
+               facts(bloom, "a100-80gb-sxm", 384, "roce-100g", 2048, attention="unfused"))
     # MT-NLG 530B (Smith et al. 2022, arXiv 2201.11990): TP 8 PP 35 DP 8 on Selene, batch 1,920 of 2,048,
     # Megatron-DeepSpeed with full recompute; 65.43K tokens/s as the PaLM paper cites its step times
     mtnlg = gpt("mt-nlg-530b", **MT_NLG_530B, vocab=51200, seq=2048)
@@ -174,13 +190,15 @@ def other_published():
             best = predict(mtnlg, cluster("a100-80gb-sxm", 2240, "ib-ndr200", 8), 2240, 2048, 1920,
                            Constraints(tp=8, pp=35, dp=8, cp=1, virtual_stages=1, recompute="full", zero=1),
                            attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
-            yield "mt-nlg-530b", "2240 GPUs (65.43K tokens/s)", measured, best
+            yield ("mt-nlg-530b", "2240 GPUs (65.43K tokens/s)", measured, best,
+                   facts(mtnlg, "a100-80gb-sxm", 2240, "ib-ndr200", 2048, attention="unfused"))
     opt = gpt("opt-175b", 96, 12288, 96, 50272, 2048)
     measured = sc21_flops(opt, 992, 2048) / (147e12 * 992)
     hw = cluster("a100-80gb-sxm", 992, "ib-ndr200", 8)
     best = predict(opt, hw, 992, 2048, 992, Constraints(tp=8, pp=1, cp=1, recompute="full", zero=3),
                    attention="unfused", sequence_parallel=False, tp_overlap=False)
-    yield "opt-175b", "992 GPUs (147 TFLOP/s)", measured, best
+    yield ("opt-175b", "992 GPUs (147 TFLOP/s)", measured, best,
+           facts(opt, "a100-80gb-sxm", 992, "ib-ndr200", 2048, attention="unfused"))
 
 
 def sc21_flops(model, batch, s):
@@ -189,25 +207,45 @@ def sc21_flops(model, batch, s):
     return 96 * batch * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
 
 
-def main() -> int:
+SOURCES = (sc21_table1, sc21_table2, megatron_core, llm_foundry, vtrain, other_published)
+
+
+def residuals():
+    """(source, run, measured s, the best Prediction or None, the run's facts) of every validated run."""
+    for source in SOURCES:
+        yield from source()
+
+
+def regime_of(run_facts: dict) -> tuple[str, ...]:
+    return training_regime(**{key: run_facts[key] for key in ("gpu", "precision", "num_gpus", "params", "attention")})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", action="store_true", help="print every run (the default prints the summaries)")
+    args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"no validation data at {DATA}", file=sys.stderr)
         return 1
     errors: dict[str, list[float]] = {}
-    print(f"{'source':20s} {'run':24s} {'measured s':>11s} {'predicted s':>12s} {'error':>8s}  layout")
-    for source in (sc21_table1, sc21_table2, megatron_core, llm_foundry, vtrain, other_published):
-        for name, run, measured, best in source():
-            if best is None:
-                print(f"{name:20s} {run:24s} {measured:11.3f} {'infeasible':>12s}")
-                continue
-            error = best.step.total / measured - 1
-            errors.setdefault(name, []).append(abs(error))
-            lay = best.layout
+    by_regime: list[tuple[tuple[str, ...], float]] = []
+    if args.rows:
+        print(f"{'source':20s} {'run':24s} {'measured s':>11s} {'predicted s':>12s} {'error':>8s}  layout")
+    for name, run, measured, best, run_facts in residuals():
+        if best is None:
+            print(f"{name:20s} {run:24s} {measured:11.3f} {'infeasible':>12s}")
+            continue
+        error = best.step.total / measured - 1
+        errors.setdefault(name, []).append(error)
+        by_regime.append((regime_of(run_facts), error))
+        lay = best.layout
+        if args.rows:
             print(f"{name:20s} {run:24s} {measured:11.3f} {best.step.total:12.3f} {error:+8.1%}  "
                   f"tp{lay.tp} pp{lay.pp} dp{lay.dp} mbs{lay.mbs} v{lay.virtual_stages} {lay.recompute}")
-    print()
-    for name, errs in errors.items():
-        print(f"{name:20s} rows {len(errs):3d}  median |error| {statistics.median(errs):6.1%}  max {max(errs):6.1%}")
+    if args.rows:
+        print()
+    print_summary("Signed error of the predicted step time (predicted / measured - 1), per source", errors, 20)
+    print_regimes("... per regime (GPU, precision, GPUs, model size, software era)", by_regime)
     return 0
 
 

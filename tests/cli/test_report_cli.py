@@ -194,12 +194,14 @@ def test_report_with_a_workload_has_the_training_section(capsys):
     code, out, err = run(capsys, "report", *WORKLOAD, *FAST)
     assert code == 0, err
     assert out.index('id="collectives"') < out.index('id="training"') < out.index('id="sensitivity"')
-    assert out.count("<svg") == 12 and out.count("<h2>") == 10
+    # three charts beside the plan's nine; each banded figure draws its error bar (docs/evidence.md)
+    assert out.count("<svg") - out.count('class="error-bar"') == 12 and out.count("<h2>") == 10
+    assert out.count('class="error-bar"') == 4
     for chart in ("training-memory", "training-time", "training-cost"):
         assert f'data-chart="{chart}"' in out
     code, out, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="llama2-13b"', *FAST)
     assert code == 0, err
-    assert out.count("<svg") == 10 and 'data-chart="training-memory"' in out and "training-time" not in out
+    assert out.count("<svg") - out.count('class="error-bar"') == 10 and 'data-chart="training-memory"' in out and "training-time" not in out
 
 
 def test_training_sweep_doubles_from_one_node_and_keeps_what_does_not_fit(capsys):

@@ -42,7 +42,7 @@ def test_calibration_beats_the_shipped_model_on_its_run(test_id):
     rows = RUNS[test_id]
     ranks = int(rows[0]["num_ranks"])
     points = [(float(r["size_bytes"]), float(r["oop_time_us"]) * 1e-6) for r in rows]
-    model = predict("all_reduce", np.array([s for s, _ in points]), calibration_gain.TABLE_RUNS[test_id], ranks)
+    model = predict("all_reduce", np.array([s for s, _ in points]), calibration_gain.TABLE_RUNS[test_id].system, ranks)
     before = np.mean([abs(m - t) / t for m, (_, t) in zip(model.time_s, points)])
     fit = fit_rows("all_reduce", ranks, points)
     after = np.mean([abs(fit.time_s(s) - t) / t for s, t in points])

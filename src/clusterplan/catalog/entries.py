@@ -274,7 +274,7 @@ class CloudOffer(Priced):
         return {"reserved-1y": 1, "reserved-3y": 3}.get(self.pricing, 0)
 
 
-FAILURE_SCOPES = ("gpu", "node", "link", "switch")
+FAILURE_SCOPES = ("gpu", "node", "link", "fabric-link", "switch")
 
 
 @dataclass(**FROZEN)

@@ -14,6 +14,7 @@ from clusterplan.catalog import Catalog
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
 from clusterplan.perf.collectives import Prediction, element_count, predict, system_from_design
+from clusterplan.perf.evidence import Band, collective_band
 from clusterplan.plan.scenario import priced
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
@@ -43,6 +44,7 @@ class Collectives:
     counts: tuple[int, ...]         # elements per row, as nccl-tests prints them
     measured: Measured | None
     calibrated: bool | None         # None: no calibration asked; False: the file has no fit for this group
+    bands: tuple[Band, ...] = ()    # per row: the evidence behind its predicted time (docs/evidence.md)
 
 
 def collectives(spec: Spec, catalog: Catalog | None = None, *, op: str, sizes: Sequence[int], gpus: int | None = None,
@@ -79,5 +81,8 @@ def group(spec: Spec, built: Design, *, op: str, sizes: Sequence[int], gpus: int
         fit = calibration.find(op, gpus)
         fitted = fit is not None
         prediction = calibrated(prediction, fit) if fit is not None else prediction
+    nodes = prediction.num_nodes
+    bands = tuple(collective_band(gpu=built.parts.gpu.id, num_nodes=nodes, size_bytes=size,
+                                  technology=built.parts.fabric.technology) for size, _ in rows)
     return Collectives(spec=spec, design=built, prediction=prediction, dtype=dtype,
-                       counts=tuple(count for _, count in rows), measured=measured, calibrated=fitted)
+                       counts=tuple(count for _, count in rows), measured=measured, calibrated=fitted, bands=bands)

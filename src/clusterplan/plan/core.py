@@ -78,6 +78,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
                              years=finance.years, workload=job is not None, reliability=reliability,
                              predicted_reading=predicted)
     warnings = (note, *warnings) if note else warnings
+    if job is not None and job.band.warning:
+        warnings = (*warnings, job.band.warning)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.design import Design
+from clusterplan.perf.evidence import Band, training_band
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.search import Search, search
@@ -36,6 +37,7 @@ class Training:
     tokens: float
     costs_usd: Mapping[str, float]   # "own" and each cloud offer id -> raw cost to train (empty without a budget)
     reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
+    band: Band                       # the evidence behind the step time: its regime, n and band (docs/evidence.md)
     offer_goodputs: Mapping[str, float] = field(default_factory=dict)   # spot offer id -> goodput with reclaims
 
     @property
@@ -90,7 +92,15 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
     costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
-                    offer_goodputs=offer_goodputs)
+                    offer_goodputs=offer_goodputs,
+                    band=evidence(built, job.model, job.options, job.num_gpus))
+
+
+def evidence(built: Design, model: Transformer, options: Options, num_gpus: int) -> Band:
+    """The validated regime of a job on ``built`` and its band (out of domain: why, and the widest band)."""
+    return training_band(gpu=built.parts.gpu.id, precision=options.precision, num_gpus=num_gpus,
+                         params=model.params, attention=options.attention, technology=built.parts.fabric.technology,
+                         seq_len=options.seq_len, experts=model.experts)
 
 
 def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,

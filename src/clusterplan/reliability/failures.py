@@ -7,8 +7,9 @@ interruption rate is the sum
     lambda = sum over causes c of  rate_c x count_c(job)
 
 and its mean time to interruption MTTI = 1 / lambda (docs/reliability.md).
-Counts: every GPU, every node, every fabric link (NICs x nodes) and the job's
-share of the fabric's switches (switches x job nodes / cluster nodes).
+Counts: every GPU, every node, every NIC link (NICs x nodes), and the job's
+share (job nodes / cluster nodes) of the fabric's switches and of its
+switch-to-switch links.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ class Exposure:
     num_nodes: int
     num_links: int
     num_switches: float   # the job's share of the fabric's switches
+    num_fabric_links: float = 0.0   # the job's share of the switch-to-switch links (leaf-spine and above)
 
     def count(self, scope: str) -> float:
         return {"gpu": self.num_gpus, "node": self.num_nodes, "link": self.num_links,
-                "switch": self.num_switches}[scope]
+                "fabric-link": self.num_fabric_links, "switch": self.num_switches}[scope]
 
 
 @dataclass(**FROZEN)
@@ -115,11 +117,13 @@ def failure_rates(catalog: Catalog, ids: Sequence[str], overrides: Mapping[str, 
 
 
 def exposure(*, num_gpus: int, gpus_per_node: int, nics_per_node: int, cluster_nodes: int,
-             cluster_switches: int) -> Exposure:
-    """The components a job of ``num_gpus`` (whole nodes) uses on a cluster."""
+             cluster_switches: int, cluster_fabric_links: int = 0) -> Exposure:
+    """The components a job of ``num_gpus`` (whole nodes) uses on a cluster: its own GPUs, nodes and NIC links,
+    and its share (job nodes / cluster nodes) of the switches and of the switch-to-switch links."""
     nodes = math.ceil(num_gpus / gpus_per_node)
+    share = nodes / cluster_nodes
     return Exposure(num_gpus=num_gpus, num_nodes=nodes, num_links=nodes * nics_per_node,
-                    num_switches=cluster_switches * nodes / cluster_nodes)
+                    num_switches=cluster_switches * share, num_fabric_links=cluster_fabric_links * share)
 
 
 def interruptions(rates: Sequence[FailureRate], job: Exposure) -> Interruptions:

@@ -114,7 +114,8 @@ def goodput(settings: Settings, design: Design, rates: Sequence[FailureRate], *,
     if design.storage_units == 0:
         raise ConfigError("the cluster has no storage to checkpoint to", key="storage.usable_tb")
     job = exposure(num_gpus=num_gpus, gpus_per_node=design.gpus_per_node, nics_per_node=design.nics_per_node,
-                   cluster_nodes=design.num_nodes, cluster_switches=design.topology.num_switches)
+                   cluster_nodes=design.num_nodes, cluster_switches=design.topology.num_switches,
+                   cluster_fabric_links=design.topology.num_switch_links)
     found = interruptions(rates, job)
     size = params * settings.checkpoint_bytes_per_param
     checkpoint_at, write_Bps = _checkpoints(settings, design, job, size)

@@ -104,10 +104,17 @@ def sweep_row(*, gpus: int, gpus_per_node: int, job: Any = None, reason: str = "
         if job is not None:
             reason = list(job.search.rejected)[-1] if job.search.rejected else "no layout to search"
         return {**row, "feasible": False, "reason": reason, **dict.fromkeys(SWEEP_FIGURES), "cost_to_train_usd": {}}
+    band = job.band                  # the evidence behind the size's figures (docs/evidence.md)
+    step_low, step_high = band.time_range(best.step.total)
+    tokens_low, tokens_high = band.rate_range(best.tokens_per_s)
+    time_low, time_high = band.time_range(job.time_to_train_s) if job.time_to_train_s else (None, None)
     return {**row, "feasible": True, "reason": None, "layout": layout_table(best.layout),
-            "step_time_s": best.step.total, "tokens_per_s": best.tokens_per_s, "mfu": best.mfu,
-            "memory_bytes_per_gpu": memory_table(best.memory),
-            "time_to_train_s": job.time_to_train_s, "cost_to_train_usd": dict(job.costs_usd)}
+            "step_time_s": best.step.total, "step_time_s_low": step_low, "step_time_s_high": step_high,
+            "tokens_per_s": best.tokens_per_s, "tokens_per_s_low": tokens_low, "tokens_per_s_high": tokens_high,
+            "mfu": best.mfu, "memory_bytes_per_gpu": memory_table(best.memory),
+            "time_to_train_s": job.time_to_train_s, "time_to_train_s_low": time_low,
+            "time_to_train_s_high": time_high, "cost_to_train_usd": dict(job.costs_usd),
+            "regime": band.regime, "regime_n": band.n, "out_of_domain": list(band.out_of_domain)}
 
 
 def scenario_title(name: str, path: str | None, overrides: Sequence[str]) -> str:

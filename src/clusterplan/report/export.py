@@ -144,8 +144,10 @@ def training_section(job: Any) -> dict[str, Any]:
         "feasible": best is not None, "num_evaluated": job.search.num_evaluated,
         "rejected": dict(job.search.rejected),
     }
+    band = job.band
+    out["evidence"] = evidence_table(band)
     if best is not None:
-        out.update(_layout_fields(best, job.options.global_batch))
+        out.update(_layout_fields(best, job.options.global_batch, band))
         out["step_breakdown_share"] = {part: seconds / best.step.total
                                        for part, seconds in out["step_breakdown_s"].items()}
         reliability = job.reliability          # None when the cluster has no storage to checkpoint to
@@ -159,15 +161,40 @@ def training_section(job: Any) -> dict[str, Any]:
             out["cost_to_train_usd"] = job.costs_usd["own"]
             out["cloud_cost_to_train_usd"] = cloud = {k: v for k, v in job.costs_usd.items() if k != "own"}
             out["cheapest_cloud_to_train"] = min(cloud, key=cloud.get) if cloud else None
+            out.update(_ranged(band, time_to_train_s=job.time_to_train_s, cost_to_train_usd=job.costs_usd["own"]))
+            out["cloud_cost_to_train_usd_low"], out["cloud_cost_to_train_usd_high"] = _ranged_each(band, cloud)
         if job.tokens and reliability is not None:
             effective = job.effective_costs_usd
             out["effective_time_to_train_s"] = job.effective_time_to_train_s
             out["expected_interruptions"] = reliability.expected_interruptions
             out["effective_cost_to_train_usd"] = effective["own"]
-            out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
+            out["effective_cloud_cost_to_train_usd"] = rented = {k: v for k, v in effective.items() if k != "own"}
+            out.update(_ranged(band, effective_time_to_train_s=job.effective_time_to_train_s,
+                               effective_cost_to_train_usd=effective["own"]))
+            out["effective_cloud_cost_to_train_usd_low"], out["effective_cloud_cost_to_train_usd_high"] = \
+                _ranged_each(band, rented)
             out["spot_goodput"] = dict(job.offer_goodputs)   # a spot offer's goodput counts its reclaims
-    out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
+    out["layouts"] = [_layout_fields(row, job.options.global_batch, band) for row in job.search.best]
     return out
+
+
+def evidence_table(band: Any) -> dict[str, Any]:
+    """A ``perf.evidence.Band``: the regime, its n, median signed error and band; why out of domain."""
+    return {"regime": band.regime, "n": band.n, "median_error": band.median, "low_error": band.low,
+            "high_error": band.high, "out_of_domain": list(band.out_of_domain), "warning": band.warning or None}
+
+
+def _ranged(band: Any, **times: float) -> dict[str, float]:
+    """``name_low`` and ``name_high`` of each time (or cost in proportion to one) under ``band``."""
+    out = {}
+    for name, value in times.items():
+        out[f"{name}_low"], out[f"{name}_high"] = band.time_range(value)
+    return out
+
+
+def _ranged_each(band: Any, values: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+    ranges = {key: band.time_range(value) for key, value in values.items()}
+    return {key: low for key, (low, _) in ranges.items()}, {key: high for key, (_, high) in ranges.items()}
 
 
 def layout_table(layout: Any) -> dict[str, Any]:
@@ -183,11 +210,19 @@ def memory_table(memory: Any) -> dict[str, float]:
             "reserved": memory.reserved, "total": memory.total}
 
 
-def _layout_fields(row: Any, global_batch: int) -> dict[str, Any]:
-    """One layout's prediction (a ``perf.step.Prediction``) as the document's fields."""
+def _layout_fields(row: Any, global_batch: int, band: Any) -> dict[str, Any]:
+    """One layout's prediction (a ``perf.step.Prediction``) as the document's fields, with the band's range of
+    its step time and tokens/s (docs/evidence.md)."""
+    step_low, step_high = band.time_range(row.step.total)
+    tokens_low, tokens_high = band.rate_range(row.tokens_per_s)
+    per_gpu_low, per_gpu_high = band.rate_range(row.tokens_per_s_per_gpu)
     return {"layout": {**layout_table(row.layout), "global_batch": global_batch}, "step_time_s": row.step.total,
+            "step_time_s_low": step_low, "step_time_s_high": step_high,
             "step_breakdown_s": row.step.parts(), "tokens_per_s": row.tokens_per_s,
-            "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu, "tflops_per_gpu": row.tflops_per_gpu,
+            "tokens_per_s_low": tokens_low, "tokens_per_s_high": tokens_high,
+            "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu,
+            "tokens_per_s_per_gpu_low": per_gpu_low, "tokens_per_s_per_gpu_high": per_gpu_high,
+            "tflops_per_gpu": row.tflops_per_gpu,
             "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
             "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 
@@ -217,6 +252,11 @@ def collectives_document(result: Collectives) -> dict[str, Any]:
                "time_s": float(prediction.time_s[i]), "algbw_GBps": float(prediction.algbw_GBps[i]),
                "busbw_GBps": float(prediction.busbw_GBps[i]), "algorithm": prediction.algorithm[i],
                "protocol": prediction.protocol[i]}
+        if result.bands:
+            band = result.bands[i]
+            row["time_s_low"], row["time_s_high"] = band.time_range(row["time_s"])
+            row["busbw_GBps_low"], row["busbw_GBps_high"] = band.rate_range(row["busbw_GBps"])
+            row["regime"], row["regime_n"] = band.regime, band.n
         if measured and int(size) in measured:
             m = measured[int(size)]
             row["measured"] = m
@@ -235,6 +275,7 @@ def collectives_document(result: Collectives) -> dict[str, Any]:
                   "jitter_cv": design.parts.fabric.jitter_cv,
                   "straggler_slowdown": straggler_slowdown(prediction.num_ranks, design.parts.fabric.jitter_cv)},
         "rows": rows,
+        "warning": next((band.warning for band in result.bands if band.warning), None),
         "avg_busbw_GBps": sum(r["busbw_GBps"] for r in rows) / len(rows) if rows else 0.0,
         "measured": None if not measured else {"source": measured_source, "rows": len(errors),
                                                "mean_abs_error": sum(errors) / len(errors) if errors else 0.0},

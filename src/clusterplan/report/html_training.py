@@ -68,18 +68,22 @@ def _chosen(doc: dict) -> str:
                ("Model TFLOP/s per GPU", "tflops_per_gpu", lambda v: f"{v:,.1f}"),
                ("Hardware TFLOP/s per GPU (with recomputation)", "hardware_tflops_per_gpu", lambda v: f"{v:,.1f}"),
                ("MFU", "mfu", _share), ("Memory per GPU", "memory_bytes_per_gpu/total", _gib)]
-    rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}</tr>" for name, key, fmt in figures]
+    rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}{_band_cells(doc, base, key, fmt)}</tr>"
+            for name, key, fmt in figures]
     rows.append(f"<tr><td>HBM per GPU</td>{td(doc, '/training/hbm_bytes_per_gpu', _gib)}</tr>")
     if job.get("goodput") is not None:
         rows.append(f"<tr><td>Goodput (failures, checkpoints, restarts; docs/reliability.md)</td>"
                     f"{td(doc, f'{base}/goodput', _share)}</tr>")
     if "time_to_train_s" in job:
         rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, raw</td>"
-                    f"{td(doc, f'{base}/time_to_train_s', _days)}</tr>")
+                    f"{td(doc, f'{base}/time_to_train_s', _days)}{_band_cells(doc, base, 'time_to_train_s', _days)}"
+                    f"</tr>")
         if "effective_time_to_train_s" in job:
             rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, effective (raw / goodput)</td>"
                         f"{td(doc, f'{base}/effective_time_to_train_s', _days)}</tr>")
-    out += table(("Figure", "Value"), rows, numeric=(1,))
+    out += table(("Figure", "Value", "Low", "High", "Evidence band"), rows, numeric=(1, 2, 3))
+    out += f'<p class="note">{esc(_evidence_note(job["evidence"]))}</p>'
+
     if "time_to_train_s" in job:
         effective = "effective_cost_to_train_usd" in job
 
@@ -97,6 +101,36 @@ def _chosen(doc: dict) -> str:
         heads = ("Cost to train on", "USD per GPU-hour", "Raw (USD)") + (("Effective (USD)",) if effective else ())
         out += table(heads, costs, numeric=tuple(range(1, len(heads))))
     return out
+
+
+def _band_cells(doc: dict, base: str, key: str, fmt) -> str:
+    """The low and high of a figure's evidence band and an error bar (docs/evidence.md); empty cells without."""
+    job = doc["plan"]["training"]
+    if f"{key}_low" not in job:
+        return "<td></td><td></td><td></td>"
+    return (td(doc, f"{base}/{key}_low", fmt) + td(doc, f"{base}/{key}_high", fmt)
+            + f"<td>{_error_bar(job[key], job[f'{key}_low'], job[f'{key}_high'])}</td>")
+
+
+def _error_bar(value: float, low: float, high: float, width: int = 120) -> str:
+    """An inline error bar: the band from low to high around the value, on a scale of value x 0.5 to x 1.5."""
+    def x(v: float) -> float:
+        return round(min(max((v / value - 0.5) * width, 1), width - 1), 1) if value else width / 2
+
+    return (f'<svg class="error-bar" width="{width}" height="12" role="img" '
+            f'aria-label="{esc(f"band {low:,.4g} to {high:,.4g}")}">'
+            f'<line x1="{x(low)}" x2="{x(high)}" y1="6" y2="6" stroke="currentColor" stroke-width="2"/>'
+            f'<line x1="{x(low)}" x2="{x(low)}" y1="2" y2="10" stroke="currentColor"/>'
+            f'<line x1="{x(high)}" x2="{x(high)}" y1="2" y2="10" stroke="currentColor"/>'
+            f'<circle cx="{x(value)}" cy="6" r="3"/></svg>')
+
+
+def _evidence_note(evidence: dict) -> str:
+    if evidence["out_of_domain"]:
+        return f"Out of domain: {evidence['warning']}. docs/evidence.md"
+    return (f"Evidence: {evidence['regime']}, {evidence['n']} validated runs, median error "
+            f"{evidence['median_error']:+.1%}, band {evidence['low_error']:+.1%} to {evidence['high_error']:+.1%} "
+            f"(predicted / measured - 1 of the step time; docs/evidence.md).")
 
 
 def _memory_chart(doc: dict) -> str:

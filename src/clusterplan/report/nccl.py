@@ -17,6 +17,7 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
     head = (f"# {'size':>10} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} {'algbw':>7} "
             f"{'busbw':>7} {'algorithm':>10} {'protocol':>8}")
     units = (f"# {'(B)':>10} {'(elements)':>12} {'':>8} {'':>6} {'':>5} {'(us)':>10} {'(GB/s)':>7} {'(GB/s)':>7}")
+    banded = any("time_s_low" in row for row in rows)
     if measured:
         head += f" {'measured':>10} {'busbw':>7} {'error':>7}"
         units += f" {'':>10} {'':>8} {'':>8} {'(us)':>10} {'(GB/s)':>7} {'':>7}"
@@ -34,10 +35,22 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
     write(f"# Avg bus bandwidth    : {doc['avg_busbw_GBps']:.3f} (predicted)\n")
     write(f"# Stragglers: a synchronous step of {group['num_gpus']} ranks waits "
           f"{group['straggler_slowdown']:.1%} longer on average (per-rank jitter cv {group['jitter_cv']:.0%})\n")
+    if banded:
+        write("# Evidence (docs/evidence.md): the measured time is likely within the predicted time x low to x high\n")
+        for regime, (low, high, n) in _evidence(rows).items():
+            write(f"#   {regime} (n={n}): x {low:.2f} to x {high:.2f}\n")
+    if doc.get("warning"):
+        write(f"# Warning: {doc['warning']}\n")
     if measured:
         write(f"# Measured rows: {doc['measured']['rows']} matched from {doc['measured']['source']}; "
               f"mean |error| of busbw {doc['measured']['mean_abs_error']:.1%}\n")
     write("#\n")
+
+
+def _evidence(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, int]]:
+    """Each regime of the rows: its time range as multiples of the predicted time, and its n."""
+    return {row["regime"]: (row["time_s_low"] / row["time_s"], row["time_s_high"] / row["time_s"], row["regime_n"])
+            for row in rows if row["time_s"] > 0}
 
 
 def render_bench(doc: dict[str, Any], stream: TextIO) -> None:

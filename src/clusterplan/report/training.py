@@ -26,8 +26,10 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}, micro-batch {lay['mbs']}, "
                    f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
                    f"ZeRO {lay['zero']}"),
-        ("Step time", f"{doc['step_time_s']:.3f} s"),
-        ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"),
+        ("Step time", f"{doc['step_time_s']:.3f} s" + _range(doc, "step_time_s", lambda v: f"{v:.3f} s")),
+        ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"
+                                         + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}")),
+        ("Evidence", evidence_text(doc["evidence"])),
         ("Model TFLOP/s per GPU, MFU", f"{doc['tflops_per_gpu']:.0f}, {doc['mfu']:.1%} "
                                        f"(hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
@@ -38,14 +40,32 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     if "time_to_train_s" in doc:
         effective = doc.get("effective_cloud_cost_to_train_usd", {})
         rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens",
-                     _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)))
+                     _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)
+                     + _range(doc, "time_to_train_s", _duration)))
         rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
-                                                                   doc.get("effective_cost_to_train_usd"), format_usd)))
+                                                                   doc.get("effective_cost_to_train_usd"), format_usd)
+                     + _range(doc, "cost_to_train_usd", format_usd)))
         offer = doc["cheapest_cloud_to_train"]
         if offer is not None:
             rows.append((f"Cost to train (cheapest cloud: {offer})",
                          _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)))
     return rows
+
+
+def _range(doc: dict[str, Any], name: str, fmt) -> str:
+    """" (low-high)" of a figure's evidence band, where the document has one."""
+    if f"{name}_low" not in doc:
+        return ""
+    return f" (measured likely {fmt(doc[f'{name}_low'])} to {fmt(doc[f'{name}_high'])})"
+
+
+def evidence_text(evidence: dict[str, Any]) -> str:
+    """The regime a prediction rests on, its n and band; or why no validated regime covers it."""
+    if evidence["out_of_domain"]:
+        return f"OUT OF DOMAIN: {'; '.join(evidence['out_of_domain'])}; widest band " \
+               f"{evidence['low_error']:+.0%} to {evidence['high_error']:+.0%} (docs/evidence.md)"
+    return (f"{evidence['regime']}: n={evidence['n']}, median error {evidence['median_error']:+.1%}, band "
+            f"{evidence['low_error']:+.1%} to {evidence['high_error']:+.1%} (docs/evidence.md)")
 
 
 def _raw_effective(raw: float, effective: float | None, fmt) -> str:

@@ -23,6 +23,15 @@ def test_exposure_counts_gpus_nodes_links_and_a_share_of_switches():
     assert [job.count(scope) for scope in ("gpu", "node", "link", "switch")] == [48, 6, 48, 1.125]
 
 
+def test_exposure_counts_a_share_of_the_switch_to_switch_links():
+    """6 of 16 nodes on a fabric of 128 leaf-spine links: 48 of them; a fabric-link failure takes no node out."""
+    job = exposure(num_gpus=48, gpus_per_node=8, nics_per_node=8, cluster_nodes=16, cluster_switches=3,
+                   cluster_fabric_links=128)
+    assert job.count("fabric-link") == pytest.approx(48)
+    found = interruptions([rate("f", "fabric-link", 1.0, repair=False)], job)
+    assert found.per_day == pytest.approx(0.048) and found.repair_per_day == 0
+
+
 def test_interruption_rate_is_the_sum_of_rate_times_count():
     """0.5 per 1000 GPU-days on 1000 GPUs + 2 per 1000 node-days on 125 nodes = 0.75 a day; MTTI 32 h."""
     job = Exposure(num_gpus=1000, num_nodes=125, num_links=1000, num_switches=10.0)
