@@ -14,6 +14,7 @@ from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
 
 LINK = re.compile(r"X|SYS|NODE|PHB|PXB|PIX|NV\d+")
+ESCAPES = re.compile(r"\x1b\[[0-9;]*m")     # nvidia-smi underlines the header row on a terminal
 AFFINITY_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
@@ -77,7 +78,7 @@ def _error(source: str, message: str, line: int | None = None) -> ConfigError:
 
 def parse_topo(text: str, *, source: str) -> Topo:
     """The GPU rows of the matrix and the NIC legend of ``nvidia-smi topo -m``."""
-    lines = text.splitlines()
+    lines = ESCAPES.sub("", text).splitlines()
     header = next((i for i, line in enumerate(lines) if re.match(r"\s*GPU0(\s|$)", line)), None)
     if header is None:
         raise _error(source, "not `nvidia-smi topo -m` output: no header row starting with GPU0")

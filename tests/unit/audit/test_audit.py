@@ -29,7 +29,8 @@ def test_every_fixture_names_its_source():
     for path in FIXTURES.glob("*.txt"):
         header = path.read_text().split("\n# Verbatim")[0] if "Verbatim" in path.read_text() else path.read_text()
         assert header.startswith("# source:"), path.name
-        assert ("EDITED" in header) == ("degraded-link" in path.name or "wrong-numa" in path.name), path.name
+        edited = "degraded-link" in path.name or "wrong-numa" in path.name or path.name == "h200-smi-q.txt"
+        assert ("EDITED" in header) == edited, path.name
 
 
 def test_topo_of_an_h100_node():
@@ -170,3 +171,17 @@ def test_captures_folder_and_sys_text(tmp_path):
     findings = audit_node({"sys": sys_text(tmp_path / "root")}, H100)
     assert [f.verdict for f in findings if f.check == "port"] == ["pass"]
     assert [f.verdict for f in findings if f.check == "pcie"] == ["fail"]
+
+
+def test_captures_from_the_lent_h200_machine():
+    """topo -m as written to a file keeps its terminal escapes; one GPU, no NIC; nvidia-smi -q: Gen5 x16, 700 W."""
+    assert "\x1b[4m" in capture("h200-topo.txt")
+    topo = parse_topo(capture("h200-topo.txt"), source="topo")
+    assert [(row.name, row.links, row.cpu_affinity, row.numa_affinity) for row in topo.gpus] == [
+        ("GPU0", (), "0-15", "0")]
+    (gpu,) = parse_smi_query(capture("h200-smi-q.txt"), source="smi")
+    assert gpu.product == "NVIDIA H200" and (gpu.pcie_gen_current, gpu.pcie_width_current) == (5, 16)
+    assert gpu.power_limit_w == 700 and gpu.mig_mode == "Disabled" and gpu.ecc_mode == "Enabled"
+    findings = audit_node({"topo": capture("h200-topo.txt"), "smi": capture("h200-smi-q.txt")}, H100)
+    assert [f.measured for f in findings if f.check == "gpus"] == ["1 GPUs"]    # an 8-GPU design: one is there
+    assert {f.verdict for f in findings if f.check in ("pcie", "power", "ecc", "mig")} == {"pass"}
