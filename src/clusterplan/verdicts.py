@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from clusterplan.schema import FROZEN, check, unit
 
+ACCEPT_SCHEMA = "clusterplan.accept/1"           # the document of `clusterplan accept` (docs/json.md)
 VERDICTS = ("pass", "warn", "fail", "skip")     # worst first after skip: fail > warn > pass
 
 

@@ -14,7 +14,7 @@ from clusterplan.cli.inputs import read_text
 from clusterplan.cli.output import emit
 from clusterplan.errors import ConfigError
 from clusterplan.plan.accept_calibration import calibration_inputs
-from clusterplan.report.accept import ACCEPT_SCHEMA
+from clusterplan.verdicts import ACCEPT_SCHEMA
 
 
 def add_parser(commands) -> None:

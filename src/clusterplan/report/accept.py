@@ -15,8 +15,8 @@ from clusterplan.plan.accept import Acceptance, Check
 from clusterplan.report.page import Part, page, section, table
 from clusterplan.report.svg import Axis, Mark, esc, figure
 from clusterplan.schema import as_table
+from clusterplan.verdicts import ACCEPT_SCHEMA
 
-ACCEPT_SCHEMA = "clusterplan.accept/1"
 EXIT_CODES = {"pass": 0, "warn": 0, "skip": 0, "fail": 4}
 ORDER = {"fail": 0, "warn": 1, "pass": 2, "skip": 3}
 COLOURS = {"fail": "#e15759", "warn": "#edc948", "pass": "#59a14f", "skip": "#bab0ac"}
@@ -135,13 +135,16 @@ def render_accept(doc: Mapping[str, Any], stream: TextIO) -> None:
         stream.write(f"skip: {cause}\n")
 
 
-def accept_part(doc: Mapping[str, Any]) -> Part:
-    """The acceptance section: verdict cards, the per-node chart (failing nodes in red) and the checks table."""
+def accept_part(doc: Mapping[str, Any], prefix: str = "") -> Part:
+    """The acceptance section: verdict cards, the per-node chart (failing nodes in red) and the checks table.
+
+    ``prefix`` is the JSON Pointer of ``doc`` inside the page's document ("/acceptance" in the report).
+    """
     counts = doc["counts"]
     cards = "".join(f'<div class="card"><div class="k">{esc(name)}</div>'
-                    f'<div class="v" data-pointer="/counts/{name}" data-value="{counts[name]!r}">{counts[name]}'
+                    f'<div class="v" data-pointer="{prefix}/counts/{name}" data-value="{counts[name]!r}">{counts[name]}'
                     f'</div></div>' for name in ORDER)
-    head = (f'<p class="sub">Verdict <strong data-pointer="/verdict">{esc(doc["verdict"].upper())}</strong> '
+    head = (f'<p class="sub">Verdict <strong data-pointer="{prefix}/verdict">{esc(doc["verdict"].upper())}</strong> '
             f'(exit {doc["exit_code"]}), judged against the {esc(doc["expectations"])}.</p>'
             f'<div class="cards">{cards}</div>')
     rows = []
@@ -152,17 +155,17 @@ def accept_part(doc: Mapping[str, Any]) -> Part:
         ratio = f"{c['ratio']:.2f}" if c["ratio"] is not None else "-"
         rows.append(f'<tr style="background:{colour}22"><td>{esc(", ".join(c["nodes"]))}</td><td>{esc(c["phase"])}'
                     f'</td><td>{esc(c["subject"])}</td><td>{esc(_label(c))}</td>'
-                    f'<td class="num" data-pointer="/checks/{index}/measured">{esc(_value(c["measured"]))}</td>'
-                    f'<td class="num" data-pointer="/checks/{index}/predicted">{esc(_value(c["predicted"]))}</td>'
-                    f'<td class="num">{esc(c["unit"])}</td><td class="num" data-pointer="/checks/{index}/ratio">'
+                    f'<td class="num" data-pointer="{prefix}/checks/{index}/measured">{esc(_value(c["measured"]))}</td>'
+                    f'<td class="num" data-pointer="{prefix}/checks/{index}/predicted">{esc(_value(c["predicted"]))}</td>'
+                    f'<td class="num">{esc(c["unit"])}</td><td class="num" data-pointer="{prefix}/checks/{index}/ratio">'
                     f'{ratio}</td><td><strong>{esc(c["verdict"])}</strong></td><td>{esc(c["cause"])}</td></tr>')
     checks = table(("node", "phase", "subject", "check", "measured", "predicted", "unit", "ratio", "verdict",
                     "likely cause"), rows, numeric=(4, 5, 6, 7))
-    return section("acceptance", "Acceptance", head + node_chart(doc) + "<h3>Checks (audit passes left out)</h3>"
+    return section("acceptance", "Acceptance", head + node_chart(doc, prefix) + "<h3>Checks (audit passes left out)</h3>"
                    + checks)
 
 
-def node_chart(doc: Mapping[str, Any]) -> str:
+def node_chart(doc: Mapping[str, Any], prefix: str = "") -> str:
     """Per node and phase, the worst measured / predicted ratio; failing nodes' labels and bars in red."""
     phases = ("device", "intra-node", "node pairs", "cluster")
     nodes = [node for node in doc["nodes"] if node["name"] != "cluster"]
@@ -174,7 +177,7 @@ def node_chart(doc: Mapping[str, Any]) -> str:
             if mine:
                 index, c = min(mine, key=lambda item: item[1]["ratio"])
                 rows.append((node["name"], phase, node["verdict"],
-                             Mark(value=c["ratio"], pointer=f"/checks/{index}/ratio",
+                             Mark(value=c["ratio"], pointer=f"{prefix}/checks/{index}/ratio",
                                   tip=f"{node['name']} {phase} {_label(c)}: {_value(c['measured'])} vs "
                                       f"{_value(c['predicted'])} {c['unit']} ({c['ratio']:.2f})")))
     if not rows:
