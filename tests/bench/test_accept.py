@@ -20,7 +20,7 @@ LAUNCH_PREFIXES = ("RANK", "WORLD_SIZE", "LOCAL_", "GROUP_", "ROLE_", "MASTER_",
                    "OMPI_", "PMI_", "MPI_LOCAL")
 SCENARIO = "examples/starter-32.toml"
 ROOT = HERE.parents[1]
-# Loose thresholds for runs on a shared CPU, where four ranks contend for the cores: a tenfold slowdown fails.
+# Loose thresholds for runs on a shared CPU, where four ranks contend for the cores: a fiftyfold slowdown fails.
 LOOSE = ("--set", "accept.fail_ratio=0.3", "--set", "accept.warn_ratio=0.4", "--set", "accept.small_fail_ratio=0.1",
          "--set", "accept.small_warn_ratio=0.15")
 
@@ -100,14 +100,15 @@ def test_calibrate_reads_the_acceptance_document(clean_run):
 
 
 def test_a_slowed_rank_fails_with_its_name_and_cause(clean_run, tmp_path):
-    """Rank 3's multiplies throttled (50 ms each): judged against the clean run's calibration, its GEMM fails,
-    named "rank 3" on node x/1, with throttling as the cause; rank 0 exits 4."""
+    """Rank 3's multiplies throttled fiftyfold (CPU rates here vary up to sixfold between ranks): judged
+    against the clean run's calibration, its GEMM fails, named "rank 3" on node x/1, with throttling as the
+    cause; rank 0 exits 4."""
     _, _, _, calibration = clean_run
     out = tmp_path / "slow.json"
     done = ranks(4, "accept", SCENARIO, "--backend", "gloo", "--ranks-per-node", "2", "--calibration",
-                 str(calibration), "--json", str(out), *LOOSE, ACCEPT_SLOW_RANK="3", ACCEPT_SLOW_S="0.05")
-    assert done[0].returncode == 4, done[0].stderr
+                 str(calibration), "--json", str(out), *LOOSE, ACCEPT_SLOW_RANK="3", ACCEPT_SLOW_FACTOR="50")
     doc = json.loads(out.read_text())
+    assert done[0].returncode == 4, [(c["subject"], c["check"], c["ratio"]) for c in doc["checks"] if c["ratio"]]
     gemm = {c["subject"]: c for c in doc["checks"] if c["check"].startswith("gemm")}
     slowed = gemm["rank 3"]
     assert slowed["verdict"] == "fail" and "throttling" in slowed["cause"]

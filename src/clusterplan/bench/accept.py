@@ -208,6 +208,9 @@ def _phases(torch: Any, dist: Any, settings: Settings, device: Any, rank: int, n
                                                       f"{nodes[a].name} + {nodes[b].name}", 2, ("all_reduce",),
                                                       emulate)
         _barrier(dist, device)
+        for group in pair_groups.values():      # a round's groups go before the next round's come
+            if group is not dist.GroupMember.NON_GROUP_MEMBER:
+                dist.destroy_process_group(group)
     phase(4, f"{', '.join(ACCEPT_OPS)} over all {len(nodes)} nodes")
     world = tuple(range(sum(len(node.ranks) for node in nodes)))
     if len(world) > 1:
