@@ -8,18 +8,18 @@ import pytest
 SRC = Path(__file__).parents[1] / "src" / "clusterplan"
 # Each layer may import itself and the layers before it, never one after it.
 LAYERS = (
-    {"__init__", "units", "errors", "schema", "names", "limits"},
+    {"__init__", "units", "errors", "schema", "names", "limits", "verdicts"},
     {"catalog"},
     {"spec"},
     {"design"},
-    {"cost", "perf", "reliability", "sched"},
+    {"cost", "perf", "reliability", "sched", "audit"},
     {"bench", "checks", "plan", "sensitivity"},
     {"report", "compare"},
     {"serve"},
     {"cli", "__main__"},
 )
 # The leaves of the middle layer are independent models: none imports another, nor spec.
-LEAVES = {"cost", "perf", "reliability", "sched"}
+LEAVES = {"cost", "perf", "reliability", "sched", "audit"}
 LEAF_MAY_IMPORT = {"__init__", "units", "errors", "schema", "names", "catalog", "design"}
 # bench runs on the measured cluster: it needs only the units, the shared collective model and the catalog types
 BENCH_MAY_IMPORT = {"__init__", "units", "errors", "schema", "names", "perf", "bench"}

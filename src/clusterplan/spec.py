@@ -21,6 +21,7 @@ from clusterplan.errors import ConfigError
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
 from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES
 from clusterplan.schema import FROZEN, build, check, locator, unit
+from clusterplan.verdicts import AcceptThresholds
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
 
@@ -274,6 +275,7 @@ class Spec:
     workload: Workload = field(default_factory=Workload)
     size: Size = field(default_factory=Size)
     about: About = field(default_factory=About)
+    accept: AcceptThresholds = field(default_factory=AcceptThresholds)   # `clusterplan accept` (docs/accept.md)
 
     def __post_init__(self) -> None:
         for key, (low, high) in LIMITS.items():

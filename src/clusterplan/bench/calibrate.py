@@ -59,6 +59,7 @@ class Calibration:
     sources: tuple[str, ...]
     hosts: tuple[str, ...]
     created: str
+    rates: tuple[tuple[str, float], ...] = ()   # measured device rates by check ("gemm" FLOP/s, "h2d" B/s, ...)
 
     def find(self, op: str, num_ranks: int) -> Fit | None:
         return next((f for f in self.fits if f.op == op and f.num_ranks == num_ranks), None)
@@ -104,8 +105,9 @@ def _fit_line(points: Sequence[tuple[float, float]], factor: float, min_size: in
     return Regime(min_size_bytes=int(min_size), latency_s=a, busbw_Bps=1 / b)
 
 
-def calibrate(documents: Iterable[dict], *, today: datetime.date | None = None) -> Calibration:
-    """Fit every (op, world size) found in ``clusterplan.bench/1`` documents."""
+def calibrate(documents: Iterable[dict], *, today: datetime.date | None = None,
+              rates: Iterable[tuple[str, float]] = ()) -> Calibration:
+    """Fit every (op, world size) found in ``clusterplan.bench/1`` documents; ``rates`` are recorded as given."""
     groups: dict[tuple[str, int], list[tuple[float, float]]] = {}
     sources, hosts = [], []
     for doc in documents:
@@ -120,7 +122,7 @@ def calibrate(documents: Iterable[dict], *, today: datetime.date | None = None) 
         hosts.extend(h for h in doc.get("hosts", []) if h not in hosts)
     fits = tuple(fit_rows(op, ranks, points) for (op, ranks), points in sorted(groups.items()))
     return Calibration(fits=fits, sources=tuple(sources), hosts=tuple(hosts),
-                       created=(today or datetime.date.today()).isoformat())
+                       created=(today or datetime.date.today()).isoformat(), rates=tuple(rates))
 
 
 def to_toml(calibration: Calibration) -> str:
@@ -132,6 +134,9 @@ def to_toml(calibration: Calibration) -> str:
              "# time = latency_s + size x bus_factor / busbw_Bps; the fastest regime applies", "",
              "[provenance]", f"created = {_quote(calibration.created)}",
              f"sources = {strings(calibration.sources)}", f"hosts = {strings(calibration.hosts)}", ""]
+    if calibration.rates:
+        lines += ["[rates]   # measured device rates: gemm in FLOP/s, copies in B/s"]
+        lines += [f"{name} = {value:.6g}" for name, value in calibration.rates] + [""]
     for fit in calibration.fits:
         lines += ["[[fit]]", f"op = {_quote(fit.op)}", f"num_ranks = {fit.num_ranks}", f"points = {fit.points}",
                   f"sizes_bytes = [{fit.min_size_bytes}, {fit.max_size_bytes}]",
@@ -159,12 +164,16 @@ def read_calibration(text: str, *, source: str) -> Calibration:
                             points=int(fit.get("points", 0)), min_size_bytes=int(fit["sizes_bytes"][0]),
                             max_size_bytes=int(fit["sizes_bytes"][1]), median_error=float(fit["median_error"]),
                             max_error=float(fit["max_error"])))
+        rates = tuple((str(name), float(value)) for name, value in table.get("rates", {}).items())
+        if any(value <= 0 for _, value in rates):
+            raise ValueError("rates must be > 0")
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"malformed calibration TOML: {error}", source=source) from None
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise ConfigError(f"not a clusterplan calibration ({error})", source=source) from None
     return Calibration(fits=tuple(fits), sources=tuple(provenance.get("sources", [])),
-                       hosts=tuple(provenance.get("hosts", [])), created=str(provenance.get("created", "")))
+                       hosts=tuple(provenance.get("hosts", [])), created=str(provenance.get("created", "")),
+                       rates=rates)
 
 
 def _quote(text: str) -> str:

@@ -44,19 +44,24 @@ def has_reduce_scatter(dist: Any, device: Any, dtype: Any) -> bool:
     return True
 
 
-def collective_call(op: str, dist: Any, rank: int, n: int, *, emulated: bool) -> Callable:
-    """The torch call that runs ``op`` from ``source`` into ``target``."""
+def collective_call(op: str, dist: Any, rank: int, n: int, *, emulated: bool, group: Any = None) -> Callable:
+    """The torch call that runs ``op`` from ``source`` into ``target``.
+
+    ``group`` (a torch.distributed group, ``rank`` and ``n`` within it) serves the ops without a root or a
+    peer rank: all_reduce, all_gather, reduce_scatter and alltoall; None is the world.
+    """
+    where = {"group": group} if group is not None else {}
     if op == "all_reduce":
-        return lambda source, target: dist.all_reduce(target)
+        return lambda source, target: dist.all_reduce(target, **where)
     if op == "all_gather":
         gather = all_gather_function(dist)
-        return lambda source, target: gather(target, source)
+        return lambda source, target: gather(target, source, **where)
     if op == "reduce_scatter" and not emulated:
         scatter = reduce_scatter_function(dist)
-        return lambda source, target: scatter(target, source)
+        return lambda source, target: scatter(target, source, **where)
     if op == "reduce_scatter":
         def emulation(source, target):
-            dist.all_reduce(source)
+            dist.all_reduce(source, **where)
             mine = source[rank * target.numel():(rank + 1) * target.numel()]
             if mine.data_ptr() != target.data_ptr():
                 target.copy_(mine)
@@ -66,7 +71,7 @@ def collective_call(op: str, dist: Any, rank: int, n: int, *, emulated: bool) ->
     if op == "reduce":
         return lambda source, target: dist.reduce(target, dst=ROOT)
     if op == "alltoall":
-        return lambda source, target: dist.all_to_all_single(target, source)
+        return lambda source, target: dist.all_to_all_single(target, source, **where)
     if n == 1:  # sendrecv to oneself
         return lambda source, target: target.copy_(source)
 

@@ -140,7 +140,8 @@ def measure(config: BenchConfig, group: Group, rows: list[tuple[int, int]], *, t
             emulate_reduce_scatter = not has_reduce_scatter(dist, device, dtype)
         if emulate_reduce_scatter:
             notes.append(NOTES["emulated"].format(backend=group.backend))
-    call = collective_call(op, dist, rank, n, emulated=bool(emulate_reduce_scatter))
+    call = collective_call(op, dist, rank, n, emulated=bool(emulate_reduce_scatter), group=group.process_group)
+    where = {"group": group.process_group} if group.process_group is not None else {}
     placements = PLACEMENTS if op in IN_PLACE else PLACEMENTS[:1]
 
     for number, (size, count) in enumerate(rows):
@@ -154,7 +155,7 @@ def measure(config: BenchConfig, group: Group, rows: list[tuple[int, int]], *, t
         for column, placement in enumerate(placements):
             tracker.enter(f"{op} {size} B {placement.replace('_', '-')}", number, len(rows))
             source, target = placement_views(op, placement, send, recv, rank, n, count)
-            dist.barrier()
+            dist.barrier(**where)
             times[number, column] = time_calls(lambda: call(source, target), config.iterations, device=device)
     wrong = torch.zeros((len(rows), 2), dtype=torch.int64)
     if config.check:
@@ -228,11 +229,12 @@ def _over_ranks(dist: Any, times: Any, wrong: Any, group: Group) -> tuple[Any, A
     import torch
 
     device = group.device
+    where = {"group": group.process_group} if group.process_group is not None else {}
     local = times.flatten().to(device)
     everyone = torch.empty(local.numel() * group.world_size, dtype=local.dtype, device=device)
-    all_gather_function(dist)(everyone, local)
+    all_gather_function(dist)(everyone, local, **where)
     total = wrong.to(device)
-    dist.all_reduce(total)
+    dist.all_reduce(total, **where)
     return everyone.cpu().reshape(group.world_size, *times.shape), total.cpu()
 
 

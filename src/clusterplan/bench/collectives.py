@@ -113,6 +113,7 @@ class Group:
     world_size: int
     backend: str
     device: object      # torch.device
+    process_group: object = None    # a torch.distributed group (rank and world_size within it); None: the world
 
 
 @dataclass(**FROZEN)

@@ -10,6 +10,7 @@ from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
 from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.errors import ConfigError
 from clusterplan.plan.collectives import Measured
+from clusterplan.verdicts import ACCEPT_SCHEMA
 
 
 def read_text(path: str, *, what: str) -> str:
@@ -35,6 +36,24 @@ def read_measured(path: str, op: str | None = None) -> Measured:
     rows = {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
                              "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}
     return Measured(op=log.op, num_ranks=log.num_ranks, rows=rows, source=path)
+
+
+def read_acceptance(path: str) -> dict | None:
+    """A ``clusterplan.accept/1`` document (``clusterplan accept --json``), or None when the file is another kind."""
+    text = read_text(path, what="measurements")
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None           # read_measured names the problem
+    if not isinstance(doc, dict) or doc.get("schema") != ACCEPT_SCHEMA:
+        return None
+    missing = [key for key in ("verdict", "exit_code", "counts", "expectations", "thresholds", "nodes", "checks")
+               if key not in doc]
+    if missing:
+        raise ConfigError(f"{ACCEPT_SCHEMA} document without {', '.join(missing)}", source=path)
+    return doc
 
 
 def read_calibration_file(path: str) -> Calibration:

@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 # (and what that imports): loading all of them would double `clusterplan plan`'s start-up.
 COMMANDS = {name: f"clusterplan.cli.{name}" for name in (
     "plan", "train", "reliability", "report", "compare", "sensitivity", "collectives", "bench", "calibrate",
-    "catalog", "schedule", "serve", "size")}
+    "catalog", "schedule", "serve", "size", "accept")}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
