@@ -267,6 +267,11 @@ def reference_text() -> str:
     return (resources.files("clusterplan.scenarios") / "reference.toml").read_text(encoding="utf-8")
 
 
+def reference_value(section: str, key: str) -> Any:
+    """The reference scenario's value of ``section.key`` (the default every scenario starts from)."""
+    return tomllib.loads(reference_text())[section][key]
+
+
 @dataclass(frozen=True, slots=True)
 class Scenario:
     """A loaded spec and where each of its keys came from (for errors found later)."""

@@ -220,3 +220,19 @@ def test_a_command_loads_only_its_own_module(tmp_path):
     for name in ("plan", "train", "reliability", "report", "compare", "sensitivity", "collectives", "bench",
                  "calibrate", "catalog", "schedule"):
         assert f"\n    {name}" in helped.stdout
+
+
+def test_utilization_from_a_synthetic_trace(capsys):
+    """finance.utilization_from_trace takes the trace specs `schedule` takes, synthetic ones too (issue 14)."""
+    trace = "synthetic:jobs=300,load=0.6,seed=7"
+    code, out, err = run(capsys, "plan", "--format", "json", "--set", f'finance.utilization_from_trace="{trace}"')
+    assert code == 0, err
+    doc = json.loads(out)
+    utilization = doc["cost"]["utilization"]
+    assert 0 < utilization < 1 and utilization != 0.80
+    assert doc["cost"]["utilization_source"] == f"replay of {trace}, easy policy"
+    code, out, err = run(capsys, "schedule", trace, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["utilization"] == pytest.approx(utilization)
+    code, out, err = run(capsys, "plan", "--set", 'finance.utilization_from_trace="synthetic:jobs=x"')
+    assert code == 2 and out == "" and "finance.utilization_from_trace" in err and len(err.splitlines()) == 1

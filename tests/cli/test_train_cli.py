@@ -166,3 +166,22 @@ def test_model_config_errors_name_the_flag(capsys, tmp_path):
     code, out, err = run(capsys, "train", "--model-config", str(path))
     assert code == 2 and out == ""
     assert err == f"clusterplan: error: --model-config: cannot read {path}: not UTF-8 text\n"
+
+
+def test_a_budget_the_cluster_cannot_train_is_warned(capsys):
+    """405B on 15T tokens on the 128-GPU reference: days past the 3-year life and cost past TCO are warned (issue 14)."""
+    code, out, err = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    life_days = 3 * 365.25
+    assert doc["effective_time_to_train_s"] / 86400 > life_days
+    assert any("3-year life" in w for w in doc["warnings"]) and any("TCO" in w for w in doc["warnings"])
+    code, out, _ = run(capsys, "plan", "--set", 'workload.model="llama3-405b"', "--set", "workload.tokens=15e12",
+                       "--format", "json")
+    plan_doc = json.loads(out)
+    assert doc["warnings"] and set(doc["warnings"]) <= set(plan_doc["warnings"])
+    assert plan_doc["training"]["effective_cost_to_train_usd"] > plan_doc["cost"]["tco_usd"]
+    code, out, _ = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T")
+    assert "3-year life" in out
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--tokens", "100B", "--format", "json")
+    assert json.loads(out)["warnings"] == []

@@ -15,6 +15,7 @@ from clusterplan.plan import Plan
 from clusterplan.perf.collectives import bus_factor
 from clusterplan.perf.stragglers import straggler_slowdown
 from clusterplan.plan.collectives import Collectives
+from clusterplan.plan.scenario import utilization_source
 from clusterplan.schema import as_table
 
 PLAN_SCHEMA = "clusterplan.plan/1"
@@ -30,7 +31,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "version": __version__,
         "scenario": as_table(plan.spec),
         "design": _design(plan.design),
-        "cost": _cost(plan.costs, plan.design.num_gpus),
+        "cost": {**_cost(plan.costs, plan.design.num_gpus), "utilization": plan.spec.finance.utilization,
+                 "utilization_source": utilization_source(plan.spec)},
         "cloud": cloud,
         "cheapest_cloud": None if cheapest is None else {
             key: cheapest[key] for key in ("offer", "total_usd", "vs_own", "breakeven_months")},
@@ -166,6 +168,7 @@ def training_section(job: Any) -> dict[str, Any]:
             out["effective_cost_to_train_usd"] = effective["own"]
             out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
     out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
+    out["warnings"] = list(job.warnings)
     return out
 
 

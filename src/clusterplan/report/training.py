@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from clusterplan.report.console import new_console, new_table
+from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.units import format_usd
 
 
@@ -65,6 +65,8 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     for row in training_rows(doc):
         summary.add_row(*row)
     console.print(summary)
+    for warning in doc.get("warnings", ()):
+        console.print(f"  ! {escape(warning)}", soft_wrap=True)
     if not doc["feasible"]:
         return
     breakdown = new_table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
