@@ -77,7 +77,7 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
     """
     job = resolve(spec.workload, built)
     found = search(job.model, hardware(built, spec.workload.gemm_efficiency), job.options, job.num_gpus,
-                   job.fixed, top=top)
+                   job.fixed, top=top, global_batches=job.global_batches)
     best = found.best[0] if found.best else None
     raw_s = raw_time_to_train_s(spec.workload.tokens, best)
     reliability = None

@@ -13,6 +13,7 @@ from clusterplan.cost import Costs
 from clusterplan.design import Design
 from clusterplan.plan import Plan
 from clusterplan.perf.collectives import bus_factor
+from clusterplan.perf.hardware import MEMORY_MARGIN
 from clusterplan.perf.stragglers import straggler_slowdown
 from clusterplan.plan.collectives import Collectives
 from clusterplan.plan.scenario import utilization_source
@@ -142,12 +143,14 @@ def training_section(job: Any) -> dict[str, Any]:
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
                           "no recomputation) / (GPUs x dense BF16 peak)",
-        "num_gpus": job.num_gpus, "global_batch": job.options.global_batch, "precision": job.options.precision,
+        "num_gpus": job.num_gpus, "global_batch": best.global_batch if best else job.options.global_batch,
+        "global_batches_searched": list(job.search.global_batches), "precision": job.options.precision,
+        "sparsity_speedup": job.options.sparsity_speedup, "memory_margin": MEMORY_MARGIN,
         "feasible": best is not None, "num_evaluated": job.search.num_evaluated,
         "rejected": dict(job.search.rejected),
     }
     if best is not None:
-        out.update(_layout_fields(best, job.options.global_batch))
+        out.update(_layout_fields(best))
         out["step_breakdown_share"] = {part: seconds / best.step.total
                                        for part, seconds in out["step_breakdown_s"].items()}
         reliability = job.reliability          # None when the cluster has no storage to checkpoint to
@@ -167,7 +170,7 @@ def training_section(job: Any) -> dict[str, Any]:
             out["expected_interruptions"] = reliability.expected_interruptions
             out["effective_cost_to_train_usd"] = effective["own"]
             out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
-    out["layouts"] = [_layout_fields(row, job.options.global_batch) for row in job.search.best]
+    out["layouts"] = [_layout_fields(row) for row in job.search.best]
     out["warnings"] = list(job.warnings)
     return out
 
@@ -185,12 +188,13 @@ def memory_table(memory: Any) -> dict[str, float]:
             "reserved": memory.reserved, "total": memory.total}
 
 
-def _layout_fields(row: Any, global_batch: int) -> dict[str, Any]:
+def _layout_fields(row: Any) -> dict[str, Any]:
     """One layout's prediction (a ``perf.step.Prediction``) as the document's fields."""
-    return {"layout": {**layout_table(row.layout), "global_batch": global_batch}, "step_time_s": row.step.total,
+    return {"layout": {**layout_table(row.layout), "global_batch": row.global_batch}, "step_time_s": row.step.total,
             "step_breakdown_s": row.step.parts(), "tokens_per_s": row.tokens_per_s,
             "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu, "tflops_per_gpu": row.tflops_per_gpu,
             "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "precision_peak_fraction": row.precision_peak_fraction,
             "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 
 
