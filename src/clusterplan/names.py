@@ -8,3 +8,11 @@ RECOMPUTE = ("none", "selective", "full", "block")   # block: the fewest whole l
 PRECISIONS = ("bf16", "fp8")
 ATTENTION = ("flash", "flash2", "flash1", "unfused")
 SHARDING = ("full", "hybrid")
+
+# Element types by their short names (as `bench gemm` and `train --precision` spell them) -> nccl-tests' names
+DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "half", "fp32": "float", "fp64": "double"}
+
+
+def dtype_name(name: str) -> str:
+    """nccl-tests' name of an element type given either way: "bf16" -> "bfloat16", "float" -> "float"."""
+    return DTYPE_ALIASES.get(name.strip().lower(), name.strip().lower())
