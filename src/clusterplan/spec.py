@@ -315,9 +315,30 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
         origins[key] = (f"--set {override}", None)
         origins.setdefault(section, (f"--set {override}", None))
     try:
+        _nodes_from_gpus(table, origins)
         return Scenario(spec=build(Spec, table), origins=origins)
     except ConfigError as error:
         raise _locate(error, origins) from None
+
+
+def _nodes_from_gpus(table: dict, origins: Mapping[str, tuple[str, Any]]) -> None:
+    """``cluster.num_gpus`` (given instead of ``num_nodes``) as the nodes of ``gpus_per_node`` it makes;
+    a ``num_nodes`` given beside it must agree."""
+    cluster = table.get("cluster")
+    if not isinstance(cluster, dict) or "num_gpus" not in cluster:
+        return
+    gpus, per_node = cluster.pop("num_gpus"), cluster.get("gpus_per_node")
+    if type(gpus) is not int or gpus < 1:
+        raise ConfigError(f"must be a whole number of GPUs >= 1, got {gpus!r}", key="cluster.num_gpus")
+    if type(per_node) is not int or per_node < 1:
+        return   # the schema names gpus_per_node's problem
+    if gpus % per_node:
+        raise ConfigError(f"{gpus:,} GPUs are not whole nodes of {per_node}", key="cluster.num_gpus")
+    nodes = cluster.get("num_nodes")
+    if "cluster.num_nodes" in origins and nodes != gpus // per_node:
+        raise ConfigError(f"{gpus:,} GPUs conflict with cluster.num_nodes = {nodes!r} of {per_node} GPUs; "
+                          f"give one of them", key="cluster.num_gpus")
+    cluster["num_nodes"] = gpus // per_node
 
 
 def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> ConfigError:
