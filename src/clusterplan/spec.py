@@ -170,6 +170,7 @@ class Workload:
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
     sequence_parallel: bool = True   # Megatron sequence parallelism with TP
     tp_overlap: bool = True          # TP collectives overlap the GEMMs they feed (Transformer Engine userbuffers)
+    overlap_grad_reduce: bool = True  # the gradient reduction overlaps the backward (Megatron --overlap-grad-reduce)
     precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
     gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from clusterplan.cli.main import main
+from clusterplan.cli.train import FLAGS
 
 
 def run(capsys, *argv):
@@ -216,3 +217,26 @@ def test_recomputation_and_precision_peaks_are_labelled(capsys):
     assert f"{doc['mfu']:.1%} of BF16 dense peak, {doc['precision_peak_fraction']:.1%} of FP8 dense peak" in out
     code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--set", "workload.sparsity_speedup=1.3")
     assert "of BF16 dense peak" in out and "of BF16 2:4-sparse peak" in out
+
+
+def test_every_train_flag_has_help_and_errors_name_the_typed_flag(capsys):
+    """`train --help` explains every flag; `train --model xyz` names --model, not --set workload.model (issue 14)."""
+    code, out, _ = run(capsys, "train", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    for flag, (_, help_text) in FLAGS.items():
+        assert help_text and f"--{flag.replace('_', '-')}" in text and " ".join(help_text.split()) in text
+    code, out, err = run(capsys, "train", "--model", "xyz")
+    assert code == 2 and err.startswith("clusterplan: error: --model: unknown model 'xyz'") and "--set" not in err
+
+
+def test_overlap_grad_reduce_is_a_workload_setting(capsys):
+    """workload.overlap_grad_reduce = false shows the whole gradient reduction; true (default) hides part of it."""
+    argv = ["train", "--model", "llama2-70b", "--dp", "16", "--format", "json"]
+    code, out, _ = run(capsys, *argv)
+    hidden = json.loads(out)
+    code, out, _ = run(capsys, *argv, "--set", "workload.overlap_grad_reduce=false")
+    exposed = json.loads(out)
+    assert hidden["scenario"]["workload"]["overlap_grad_reduce"] is True
+    assert exposed["step_breakdown_s"]["dp_comm"] > hidden["step_breakdown_s"]["dp_comm"]
+    assert exposed["step_time_s"] > hidden["step_time_s"]

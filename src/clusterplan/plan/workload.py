@@ -79,6 +79,7 @@ def resolve(workload: Workload, design: Design) -> Job:
     options = Options(seq_len=model.seq_len, global_batch=batch, precision=workload.precision,
                       attention=workload.attention, sequence_parallel=workload.sequence_parallel,
                       tp_overlap=workload.tp_overlap, sharding=workload.sharding,
+                      overlap_grad_reduce=workload.overlap_grad_reduce,
                       sparsity_speedup=workload.sparsity_speedup)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
