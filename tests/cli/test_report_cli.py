@@ -398,3 +398,15 @@ def test_output_files_are_whole_or_absent(capsys, tmp_path, argv):
     assert main([*argv, "--set", "cluster.num_nodes=0", "-o", str(failed)]) == 2
     assert not failed.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     capsys.readouterr()
+
+
+def test_html_names_both_peaks_for_fp8_and_recomputation_only_when_done(capsys, tmp_path):
+    """The report's chosen layout: MFU of BF16 dense peak and of the FP8 peak, labelled; no recomputation row
+    where nothing is recomputed (issue 14)."""
+    page = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", *FAST, "--set", 'workload.model="llama2-13b"', "--set",
+                       'workload.precision="fp8"', "--set", 'workload.recompute="none"', "-o", str(page))
+    assert code == 0, err
+    text = re.sub(r"<[^>]+>", " ", page.read_text())
+    assert "MFU (of BF16 dense peak)" in text and "Model FLOP/s of FP8 dense peak" in text
+    assert "with recomputation" not in text
