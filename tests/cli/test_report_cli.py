@@ -410,3 +410,13 @@ def test_html_names_both_peaks_for_fp8_and_recomputation_only_when_done(capsys, 
     text = re.sub(r"<[^>]+>", " ", page.read_text())
     assert "MFU (of BF16 dense peak)" in text and "Model FLOP/s of FP8 dense peak" in text
     assert "with recomputation" not in text
+
+
+def test_compare_prints_utilization_with_its_source(capsys, tmp_path):
+    """`compare` of the reference and a trace-derived scenario prints each utilization with where it came from."""
+    traced = tmp_path / "traced.toml"
+    traced.write_text('[finance]\nutilization_from_trace = "synthetic:jobs=200,load=0.5,seed=3"\n')
+    code, out, err = run(capsys, "compare", REFERENCE, str(traced))
+    assert code == 0, err
+    headlines = " ".join(out[out.index("Utilization"):out.index("Bill of materials")].split())
+    assert "80.0% (reference default)" in headlines and "(replay of" in headlines
