@@ -24,6 +24,7 @@ class Figure:
     name: str
     unit: str
     values: tuple[float | None, ...]
+    notes: tuple[str | None, ...] = ()   # where each value came from, where the figure says (figures.Headline.note)
 
     @property
     def deltas(self) -> tuple[float | None, ...]:
@@ -33,7 +34,7 @@ class Figure:
 
     @property
     def changed(self) -> bool:
-        return any(v != self.values[0] for v in self.values[1:])
+        return any(v != self.values[0] for v in self.values[1:]) or any(n != self.notes[0] for n in self.notes[1:])
 
 
 @dataclass(**FROZEN)
@@ -73,7 +74,9 @@ def compare(labels: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> Co
     if len(documents) < 2 or len(labels) != len(documents):
         raise ValueError("compare needs two or more documents, one label each")
     figures = [Figure(key=headline.key, name=headline.title(COMPARE), unit=headline.unit,
-                      values=tuple(headline.value(doc) for doc in documents)) for headline in shown(COMPARE)]
+                      values=tuple(headline.value(doc) for doc in documents),
+                      notes=tuple(headline.note_of(doc) for doc in documents) if headline.note else ())
+               for headline in shown(COMPARE)]
     figures = [figure for figure in figures if any(v is not None for v in figure.values)]
     for offer in _union(doc["cloud"] for doc in documents):
         by_offer = [{c["offer"]: c for c in doc["cloud"]}.get(offer) for doc in documents]

@@ -11,3 +11,11 @@ SHARDING = ("full", "hybrid")
 
 # clusterplan size: the ways to get the GPUs (docs/size.md)
 SIZE_MODES = ("own", "reserved", "on-demand", "spot", "hybrid")
+
+# Element types by their short names (as `bench gemm` and `train --precision` spell them) -> nccl-tests' names
+DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "half", "fp32": "float", "fp64": "double"}
+
+
+def dtype_name(name: str) -> str:
+    """nccl-tests' name of an element type given either way: "bf16" -> "bfloat16", "float" -> "float"."""
+    return DTYPE_ALIASES.get(name.strip().lower(), name.strip().lower())

@@ -171,6 +171,7 @@ class Workload:
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
     sequence_parallel: bool = True   # Megatron sequence parallelism with TP
     tp_overlap: bool = True          # TP collectives overlap the GEMMs they feed (Transformer Engine userbuffers)
+    overlap_grad_reduce: bool = True  # the gradient reduction overlaps the backward (Megatron --overlap-grad-reduce)
     precision: str = "bf16"          # bf16 | fp8 (GEMMs in FP8, the rest in BF16)
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
     gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's
@@ -298,6 +299,11 @@ def reference_text() -> str:
     return (resources.files("clusterplan.scenarios") / "reference.toml").read_text(encoding="utf-8")
 
 
+def reference_value(section: str, key: str) -> Any:
+    """The reference scenario's value of ``section.key`` (the default every scenario starts from)."""
+    return tomllib.loads(reference_text())[section][key]
+
+
 @dataclass(frozen=True, slots=True)
 class Scenario:
     """A loaded spec and where each of its keys came from (for errors found later)."""
@@ -341,9 +347,30 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
         origins[key] = (f"--set {override}", None)
         origins.setdefault(section, (f"--set {override}", None))
     try:
+        _nodes_from_gpus(table, origins)
         return Scenario(spec=build(Spec, table), origins=origins)
     except ConfigError as error:
         raise _locate(error, origins) from None
+
+
+def _nodes_from_gpus(table: dict, origins: Mapping[str, tuple[str, Any]]) -> None:
+    """``cluster.num_gpus`` (given instead of ``num_nodes``) as the nodes of ``gpus_per_node`` it makes;
+    a ``num_nodes`` given beside it must agree."""
+    cluster = table.get("cluster")
+    if not isinstance(cluster, dict) or "num_gpus" not in cluster:
+        return
+    gpus, per_node = cluster.pop("num_gpus"), cluster.get("gpus_per_node")
+    if type(gpus) is not int or gpus < 1:
+        raise ConfigError(f"must be a whole number of GPUs >= 1, got {gpus!r}", key="cluster.num_gpus")
+    if type(per_node) is not int or per_node < 1:
+        return   # the schema names gpus_per_node's problem
+    if gpus % per_node:
+        raise ConfigError(f"{gpus:,} GPUs are not whole nodes of {per_node}", key="cluster.num_gpus")
+    nodes = cluster.get("num_nodes")
+    if "cluster.num_nodes" in origins and nodes != gpus // per_node:
+        raise ConfigError(f"{gpus:,} GPUs conflict with cluster.num_nodes = {nodes!r} of {per_node} GPUs; "
+                          f"give one of them", key="cluster.num_gpus")
+    cluster["num_nodes"] = gpus // per_node
 
 
 def _locate(error: ConfigError, origins: Mapping[str, tuple[str, Any]]) -> ConfigError:

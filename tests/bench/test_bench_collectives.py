@@ -160,9 +160,10 @@ def cli(capsys, *argv):
 
 
 def test_world_of_one_table_and_json(alone, capsys, tmp_path):
-    """One process: the table reads back to the --out JSON; busbw factor 0 on one rank."""
+    """One process: the table reads back to the -o JSON (--out is its old name); busbw factor 0 on one rank."""
     out_file = tmp_path / "bench.json"
-    code, out, err = cli(capsys, "-b", "64", "-e", "4K", "-f", "4", "-n", "2", "-w", "1", "--out", str(out_file))
+    code, out, err = cli(capsys, "-b", "64", "-e", "4K", "-f", "4", "-n", "2", "-w", "1", "-o", str(out_file),
+                         "-d", "fp32")
     doc = json.loads(out_file.read_text())
     assert code == 0 and err == ""
     assert doc["schema"] == "clusterplan.bench/1" and doc["world_size"] == 1 and doc["backend"] == "gloo"
@@ -198,7 +199,7 @@ def test_wrong_results_are_reported_and_exit_1(alone, capsys, tmp_path, monkeypa
     (["-b", "1M", "-e", "1K"], "sizes must satisfy 0 < min (1048576) <= max (1024)"),
     (["-c", "2"], "-c: must be 0 or 1, got 2"),
     (["-n", "0"], "-n: iterations must be at least 1, got 0"),
-    (["--out", "/nonexistent/folder/x.json"], "--out: its folder does not exist"),
+    (["--out", "/nonexistent/folder/x.json"], "--output: its folder does not exist"),
     (["--op", "allreduce"], "invalid choice: 'allreduce'"),
     (["-a", "5"], "invalid choice: 5"),
 ])

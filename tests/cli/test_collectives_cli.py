@@ -138,3 +138,22 @@ def test_calibration_for_another_group_falls_back_to_the_model(capsys, tmp_path)
     run(capsys, "calibrate", str(Path(__file__).parents[2] / P4DE_LOG), "-o", str(target))
     code, out, err = run(capsys, "collectives", "--calibration", str(target), "--gpus", "8", "-b", "1M", "-e", "1M")
     assert code == 0 and "no fit for all_reduce on 8 ranks" in err and "calibrated" not in out
+
+
+@pytest.mark.parametrize("short, long", [("bf16", "bfloat16"), ("fp16", "half"), ("fp32", "float")])
+def test_dtypes_take_their_short_names(capsys, short, long):
+    """`collectives --dtype bf16` was rejected; the short names are the nccl-tests types (issue 14)."""
+    argv = ["collectives", "-b", "1M", "-e", "4M", "--format", "json", "--dtype"]
+    assert main([*argv, short]) == 0
+    by_short = json.loads(capsys.readouterr().out)
+    assert main([*argv, long]) == 0
+    assert by_short["dtype"] == long and by_short["rows"] == json.loads(capsys.readouterr().out)["rows"]
+
+
+def test_fp8_collectives_move_one_byte_per_element(capsys):
+    """--dtype fp8 prices one-byte elements: the count doubles over bf16's at the same size."""
+    argv = ["collectives", "-b", "1M", "-e", "1M", "--format", "json", "--dtype"]
+    assert main([*argv, "fp8"]) == 0
+    fp8 = json.loads(capsys.readouterr().out)["rows"][0]
+    assert main([*argv, "bf16"]) == 0
+    assert fp8["count"] == 2 * json.loads(capsys.readouterr().out)["rows"][0]["count"]

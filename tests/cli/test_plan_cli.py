@@ -220,3 +220,55 @@ def test_a_command_loads_only_its_own_module(tmp_path):
     for name in ("plan", "train", "reliability", "report", "compare", "sensitivity", "collectives", "bench",
                  "calibrate", "catalog", "schedule"):
         assert f"\n    {name}" in helped.stdout
+
+
+def test_utilization_from_a_synthetic_trace(capsys):
+    """finance.utilization_from_trace takes the trace specs `schedule` takes, synthetic ones too (issue 14)."""
+    trace = "synthetic:jobs=300,load=0.6,seed=7"
+    code, out, err = run(capsys, "plan", "--format", "json", "--set", f'finance.utilization_from_trace="{trace}"')
+    assert code == 0, err
+    doc = json.loads(out)
+    utilization = doc["cost"]["utilization"]
+    assert 0 < utilization < 1 and utilization != 0.80
+    assert doc["cost"]["utilization_source"] == f"replay of {trace}, easy policy"
+    code, out, err = run(capsys, "schedule", trace, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["results"][0]["utilization"] == pytest.approx(utilization)
+    code, out, err = run(capsys, "plan", "--set", 'finance.utilization_from_trace="synthetic:jobs=x"')
+    assert code == 2 and out == "" and "finance.utilization_from_trace" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, nodes", [
+    (["--gpus", "1024"], 128),
+    (["--set", "cluster.num_gpus=256"], 32),
+    (["--set", "cluster.num_gpus=256", "--set", "cluster.num_nodes=32"], 32),
+])
+def test_the_cluster_can_be_sized_in_gpus(capsys, argv, nodes):
+    """`plan --gpus N` and cluster.num_gpus give the cluster in GPUs; the nodes are derived (issue 14)."""
+    code, out, err = run(capsys, "plan", *argv, "--format", "json")
+    assert code == 0, err
+    design = json.loads(out)["design"]
+    assert design["num_nodes"] == nodes and design["num_gpus"] == nodes * 8
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--gpus", "100"], "--gpus: 100 GPUs are not whole nodes of 8"),
+    (["--gpus", "1024", "--set", "cluster.num_nodes=16"], "--gpus: 1,024 GPUs conflict with cluster.num_nodes = 16"),
+    (["--set", "cluster.num_gpus=256", "--set", "cluster.num_nodes=16"], "cluster.num_gpus: 256 GPUs conflict"),
+    (["--set", "cluster.num_gpus=0"], "cluster.num_gpus: must be a whole number of GPUs >= 1"),
+])
+def test_gpus_that_do_not_make_the_nodes_are_bad_input(capsys, argv, message):
+    """GPUs that are not whole nodes, or that disagree with a num_nodes given beside them: exit 2, one line."""
+    code, out, err = run(capsys, "plan", *argv)
+    assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1
+
+
+def test_num_gpus_in_a_scenario_file_conflicting_names_its_line(capsys, tmp_path):
+    """A file giving both num_gpus and a different num_nodes names the file and the key."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("[cluster]\nnum_nodes = 4\nnum_gpus = 64\n")
+    code, out, err = run(capsys, "plan", str(scenario))
+    assert code == 2 and str(scenario) in err and "cluster.num_gpus" in err
+    scenario.write_text("[cluster]\nnum_gpus = 64\n")
+    code, out, err = run(capsys, "plan", str(scenario), "--format", "json")
+    assert code == 0 and json.loads(out)["design"]["num_nodes"] == 8

@@ -409,3 +409,25 @@ def test_a_set_variant_is_named_by_its_overrides(capsys):
     code, out, _ = run(capsys, "compare", REFERENCE, ROCE, "--set", "finance.years=5", "--format", "json")
     assert code == 0 and json.loads(out)["sources"] == [f"{REFERENCE} --set finance.years=5",
                                                         f"{ROCE} --set finance.years=5"]
+
+
+def test_html_names_both_peaks_for_fp8_and_recomputation_only_when_done(capsys, tmp_path):
+    """The report's chosen layout: MFU of BF16 dense peak and of the FP8 peak, labelled; no recomputation row
+    where nothing is recomputed (issue 14)."""
+    page = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", *FAST, "--set", 'workload.model="llama2-13b"', "--set",
+                       'workload.precision="fp8"', "--set", 'workload.recompute="none"', "-o", str(page))
+    assert code == 0, err
+    text = re.sub(r"<[^>]+>", " ", page.read_text())
+    assert "MFU (of BF16 dense peak)" in text and "Model FLOP/s of FP8 dense peak" in text
+    assert "with recomputation" not in text
+
+
+def test_compare_prints_utilization_with_its_source(capsys, tmp_path):
+    """`compare` of the reference and a trace-derived scenario prints each utilization with where it came from."""
+    traced = tmp_path / "traced.toml"
+    traced.write_text('[finance]\nutilization_from_trace = "synthetic:jobs=200,load=0.5,seed=3"\n')
+    code, out, err = run(capsys, "compare", REFERENCE, str(traced))
+    assert code == 0, err
+    headlines = " ".join(out[out.index("Utilization"):out.index("Bill of materials")].split())
+    assert "80.0% (reference default)" in headlines and "(replay of" in headlines

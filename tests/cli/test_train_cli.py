@@ -5,6 +5,7 @@ import json
 import pytest
 
 from clusterplan.cli.main import main
+from clusterplan.cli.train import FLAGS
 
 
 def run(capsys, *argv):
@@ -116,7 +117,7 @@ def test_config_json_missing_keys(capsys, tmp_path):
 def test_infeasible_layout_is_exit_3_with_the_reason(capsys):
     code, out, err = run(capsys, "train", "--model", "gpt-1t", "--gpus", "8", "--tp", "8")
     assert code == 3 and out == ""
-    assert "does not fit in GPU memory" in err and "GiB per GPU, has 80" in err
+    assert "does not fit in GPU memory" in err and "GiB per GPU, has 76 of 80 with 5% kept free" in err
 
 
 def _gemm_doc(path, fractions, dtype="bf16"):
@@ -168,3 +169,76 @@ def test_model_config_errors_name_the_flag(capsys, tmp_path):
     code, out, err = run(capsys, "train", "--model-config", str(path))
     assert code == 2 and out == ""
     assert err == f"clusterplan: error: --model-config: cannot read {path}: not UTF-8 text\n"
+
+
+def test_a_budget_the_cluster_cannot_train_is_warned(capsys):
+    """405B on 15T tokens on the 128-GPU reference: days past the 3-year life and cost past TCO are warned (issue 14)."""
+    code, out, err = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    life_days = 3 * 365.25
+    assert doc["effective_time_to_train_s"] / 86400 > life_days
+    assert any("3-year life" in w for w in doc["warnings"]) and any("TCO" in w for w in doc["warnings"])
+    code, out, _ = run(capsys, "plan", "--set", 'workload.model="llama3-405b"', "--set", "workload.tokens=15e12",
+                       "--format", "json")
+    plan_doc = json.loads(out)
+    assert doc["warnings"] and set(doc["warnings"]) <= set(plan_doc["warnings"])
+    assert plan_doc["training"]["effective_cost_to_train_usd"] > plan_doc["cost"]["tco_usd"]
+    code, out, _ = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T")
+    assert "3-year life" in out
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--tokens", "100B", "--format", "json")
+    assert json.loads(out)["warnings"] == []
+
+
+def test_the_search_finds_the_larger_global_batch_at_scale(capsys):
+    """405B on 16,384 GPUs: the default 4M-token batch gave 28.8 % MFU; the batch search finds 2,048 (issue 14)."""
+    scale = ["--set", "cluster.num_nodes=2048", "--set", "network.tiers=3"]
+    code, out, err = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T", *scale, "--format", "json")
+    assert code == 0, err
+    searched = json.loads(out)
+    assert searched["global_batches_searched"] == [512, 1024, 2048]
+    assert searched["layout"]["global_batch"] == searched["global_batch"] == 2048 and searched["mfu"] > 0.38
+    code, out, _ = run(capsys, "train", "--model", "llama3-405b", "--tokens", "15T", *scale, "--global-batch", "512",
+                       "--format", "json")
+    fixed = json.loads(out)
+    assert fixed["global_batches_searched"] == [512] and fixed["mfu"] < searched["mfu"]
+    assert searched["time_to_train_s"] < fixed["time_to_train_s"]
+
+
+def test_recomputation_and_precision_peaks_are_labelled(capsys):
+    """"(hardware ... with recomputation)" only when something is recomputed; FP8 and 2:4 MFU name both peaks."""
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--recompute", "none")
+    line = next(x for x in out.splitlines() if x.startswith("Model TFLOP/s"))
+    assert "recomputation" not in line and "peak" not in line
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--recompute", "full")
+    assert "with recomputation" in next(x for x in out.splitlines() if x.startswith("Model TFLOP/s"))
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--precision", "fp8", "--format", "json")
+    doc = json.loads(out)
+    assert doc["precision_peak_fraction"] == pytest.approx(doc["mfu"] / 2, rel=1e-3)   # H100: FP8 = 2 x BF16
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--precision", "fp8")
+    assert f"{doc['mfu']:.1%} of BF16 dense peak, {doc['precision_peak_fraction']:.1%} of FP8 dense peak" in out
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--set", "workload.sparsity_speedup=1.3")
+    assert "of BF16 dense peak" in out and "of BF16 2:4-sparse peak" in out
+
+
+def test_every_train_flag_has_help_and_errors_name_the_typed_flag(capsys):
+    """`train --help` explains every flag; `train --model xyz` names --model, not --set workload.model (issue 14)."""
+    code, out, _ = run(capsys, "train", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    for flag, (_, help_text) in FLAGS.items():
+        assert help_text and f"--{flag.replace('_', '-')}" in text and " ".join(help_text.split()) in text
+    code, out, err = run(capsys, "train", "--model", "xyz")
+    assert code == 2 and err.startswith("clusterplan: error: --model: unknown model 'xyz'") and "--set" not in err
+
+
+def test_overlap_grad_reduce_is_a_workload_setting(capsys):
+    """workload.overlap_grad_reduce = false shows the whole gradient reduction; true (default) hides part of it."""
+    argv = ["train", "--model", "llama2-70b", "--dp", "16", "--format", "json"]
+    code, out, _ = run(capsys, *argv)
+    hidden = json.loads(out)
+    code, out, _ = run(capsys, *argv, "--set", "workload.overlap_grad_reduce=false")
+    exposed = json.loads(out)
+    assert hidden["scenario"]["workload"]["overlap_grad_reduce"] is True
+    assert exposed["step_breakdown_s"]["dp_comm"] > hidden["step_breakdown_s"]["dp_comm"]
+    assert exposed["step_time_s"] > hidden["step_time_s"]

@@ -67,3 +67,15 @@ def test_three_scenarios_and_one_is_rejected(ib_roce, catalog):
     assert all(len(f.values) == 3 for f in result.headlines)
     with pytest.raises(ValueError):
         compare(["a"], ib_roce[:1])
+
+
+def test_utilization_is_compared_with_where_it_came_from(catalog):
+    """compare shows each scenario's utilization and its source; a changed source alone marks the row changed."""
+    base = plan_document(plan(load_spec(None, []), catalog))
+    set_by_hand = plan_document(plan(load_spec(None, ["finance.utilization=0.8"]), catalog))
+    lower = plan_document(plan(load_spec(None, ["finance.utilization=0.6"]), catalog))
+    figure = next(f for f in compare(["a", "b"], [base, lower]).headlines if f.key == "cost.utilization")
+    assert figure.values == (0.8, 0.6) and figure.notes == ("reference default", "finance.utilization")
+    assert figure.changed and figure.deltas[1] == pytest.approx(-0.2)
+    same = next(f for f in compare(["a", "b"], [base, set_by_hand]).headlines if f.key == "cost.utilization")
+    assert not same.changed

@@ -53,7 +53,10 @@ def test_unit_strings_convert_into_the_key_unit(tmp_path):
 
 @pytest.mark.parametrize("text, where", [
     ("[cluster]\nnum_nodes = 0\n", "scenario.toml:2: cluster.num_nodes: must be > 0, got 0"),
-    ("[cluster]\nnum_gpus = 8\n", "scenario.toml:2: cluster.num_gpus: unknown key"),
+    ("[cluster]\ngpus = 8\n", "scenario.toml:2: cluster.gpus: unknown key"),
+    ("[cluster]\nnum_gpus = 12\n", "scenario.toml:2: cluster.num_gpus: 12 GPUs are not whole nodes of 8"),
+    ("[cluster]\nnum_nodes = 4\nnum_gpus = 64\n",
+     "scenario.toml:3: cluster.num_gpus: 64 GPUs conflict with cluster.num_nodes = 4"),
     ("[clusters]\nnum_nodes = 8\n", "scenario.toml:1: clusters: unknown section (did you mean 'cluster'"),
     ("[cluster]\n\nnum_nodes = \"many\"\n", "scenario.toml:3: cluster.num_nodes: expected an integer"),
     ("[network]\noversubscription = 0.5\n", "scenario.toml:2: network.oversubscription: must be >= 1"),

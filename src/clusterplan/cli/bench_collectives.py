@@ -14,6 +14,7 @@ from clusterplan.bench.launch import discover
 from clusterplan.cli.exits import Exit
 from clusterplan.cli.output import add_sweep_options, emit, progress, sweep_bytes, write_json
 from clusterplan.errors import ConfigError
+from clusterplan.names import dtype_name
 from clusterplan.perf.collectives import OPS
 from clusterplan.report.nccl import render_bench
 
@@ -28,7 +29,8 @@ def add_parser(group) -> None:
     parser.add_argument("-n", "--iters", type=int, default=20, help="timed calls per size and placement (default 20)")
     parser.add_argument("-w", "--warmup_iters", type=int, default=5, help="warm-up calls per size (default 5)")
     parser.add_argument("-c", "--check", type=int, default=1, help="check results in an untimed pass: 1 or 0")
-    parser.add_argument("-d", "--datatype", default="float", choices=BENCH_DTYPES, help="element type")
+    parser.add_argument("-d", "--datatype", default="float", type=dtype_name, choices=BENCH_DTYPES,
+                        help="element type: float, half, bfloat16, or fp32, fp16, bf16 (default float)")
     parser.add_argument("-a", "--average", type=int, default=1, choices=sorted(AVERAGE_MODES),
                         help="combine rank times: 0 rank 0, 1 mean (default), 2 min, 3 max")
     parser.add_argument("--backend", default="auto", choices=BACKENDS,
@@ -37,7 +39,8 @@ def add_parser(group) -> None:
                         help="give up on a peer that died or hung after this long (default 300)")
     parser.add_argument("--master-addr", help="rendezvous host where the launcher sets no MASTER_ADDR")
     parser.add_argument("--master-port", type=int, help="rendezvous port where the launcher sets no MASTER_PORT")
-    parser.add_argument("--out", metavar="FILE", help="also write the clusterplan.bench/1 JSON to FILE (rank 0)")
+    parser.add_argument("-o", "--output", "--out", dest="out", metavar="FILE",
+                        help="also write the clusterplan.bench/1 JSON to FILE (rank 0); --out is the old name")
     parser.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default table)")
     parser.set_defaults(run=run)
 
@@ -72,7 +75,7 @@ def _config(args: argparse.Namespace, world_size: int) -> BenchConfig:
     if args.check not in (0, 1):
         raise ConfigError(f"must be 0 or 1, got {args.check}", key="-c")
     if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise ConfigError("its folder does not exist", key="--out", source=args.out)
+        raise ConfigError("its folder does not exist", key="--output", source=args.out)
     config = BenchConfig(op=args.op, min_bytes=low, max_bytes=high, step_factor=args.stepfactor,
                          step_bytes=increment, iterations=args.iters, warmup=args.warmup_iters,
                          check=bool(args.check), dtype=args.datatype, average=args.average, backend=args.backend,
@@ -90,4 +93,4 @@ def _write(document: dict, args: argparse.Namespace) -> None:
         try:
             emit(lambda stream: write_json(document, stream), args.out)
         except ConfigError as error:
-            raise ConfigError(error.message, key="--out", source=args.out) from None
+            raise ConfigError(error.message, key="--output", source=args.out) from None

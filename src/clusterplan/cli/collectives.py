@@ -9,6 +9,7 @@ from clusterplan.cli.inputs import read_calibration_file, read_measured
 from clusterplan.cli.output import (add_output_options, add_scenario_options, add_sweep_options, emit, sweep_bytes,
                                     write_json)
 from clusterplan.errors import ConfigError
+from clusterplan.names import dtype_name
 from clusterplan.perf.collectives import DTYPE_BYTES, OPS, size_sweep
 from clusterplan.plan.collectives import collectives
 from clusterplan.report.export import collectives_document
@@ -23,7 +24,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--op", default="all_reduce", choices=OPS, help="collective (default all_reduce)")
     add_sweep_options(parser, default_min="8", default_max="16G")
     parser.add_argument("--gpus", type=int, help="GPUs in the group (default: the whole cluster)")
-    parser.add_argument("--dtype", default="float", choices=sorted(DTYPE_BYTES), help="element type")
+    parser.add_argument("--dtype", default="float", type=dtype_name, choices=sorted(DTYPE_BYTES),
+                        help="element type: " + ", ".join(sorted(DTYPE_BYTES)) + "; or bf16, fp16, fp32 (default float)")
     parser.add_argument("--measured", metavar="FILE", help="nccl-tests log or clusterplan.bench/1 JSON to compare")
     parser.add_argument("--calibration", metavar="FILE", help="calibration TOML from `clusterplan calibrate`")
     add_output_options(parser, ("table", "json"))

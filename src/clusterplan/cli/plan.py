@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, write_json
+from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.export import plan_document
 from clusterplan.report.tables import plan_heading, plan_tables, write_csv, write_markdown
@@ -17,12 +18,19 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("plan", help="bill of materials, TCO, cloud comparison and design checks",
                                  description="Design and price the cluster a scenario describes.")
     add_scenario_options(parser)
+    parser.add_argument("--gpus", type=int, metavar="N",
+                        help="cluster size in GPUs: cluster.num_gpus, the nodes derived from gpus_per_node")
     add_output_options(parser, ("table", "json", "csv", "xlsx", "md"))
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.overrides)
+    overrides = [*args.overrides, *([f"cluster.num_gpus={args.gpus}"] if args.gpus is not None else [])]
+    try:
+        scenario = load_scenario(args.scenario, overrides)
+    except ConfigError as error:
+        raise (ConfigError(error.message, key="--gpus") if error.key == "cluster.num_gpus" and args.gpus is not None
+               else error) from None
     with scenario.located():
         document = plan_document(plan(scenario.spec))
     if args.format == "json":

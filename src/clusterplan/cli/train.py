@@ -9,15 +9,30 @@ from clusterplan.cli.inputs import measured_gemm_efficiency
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import PRECISIONS, RECOMPUTE
+from clusterplan.perf.model import PRESETS
 from clusterplan.plan import plan
 from clusterplan.report.export import train_document
 from clusterplan.report.training import reasons, render_training
 from clusterplan.spec import load_scenario
 
-# Command-line flag -> [workload] key; a flag given holds that key fixed, the rest are searched.
-FLAGS = {"model": str, "model_config": str, "gpus": int, "tp": int, "pp": int, "dp": int, "cp": int, "mbs": int,
-         "global_batch": int, "seq_len": int, "virtual_stages": int, "recompute": str, "zero": int,
-         "precision": str, "tokens": str}
+# Command-line flag -> [workload] key (its type and help); a flag given holds that key fixed, the rest are searched.
+FLAGS = {
+    "model": (str, "preset model: " + ", ".join(PRESETS)),
+    "model_config": (str, "a Hugging Face config.json instead of a preset"),
+    "gpus": (int, "GPUs the job uses, whole nodes (default: the whole cluster)"),
+    "tp": (int, "tensor-parallel degree (default: searched)"),
+    "pp": (int, "pipeline-parallel degree (default: searched)"),
+    "dp": (int, "data-parallel degree (default: what tp x pp x cp leave)"),
+    "cp": (int, "context-parallel degree (default: searched)"),
+    "mbs": (int, "micro-batch size in sequences (default: searched)"),
+    "global_batch": (int, "sequences per step (default: searched from about 4M tokens, docs/training.md)"),
+    "seq_len": (int, "sequence length in tokens (default: the model's context length)"),
+    "virtual_stages": (int, "interleaved pipeline stages per GPU (default: searched)"),
+    "recompute": (str, "activation recomputation (default: searched)"),
+    "zero": (int, "ZeRO stage, 3 = FSDP (default: searched)"),
+    "precision": (str, "GEMM precision (default bf16)"),
+    "tokens": (str, "token budget for time- and cost-to-train, e.g. 2T, 300B (default: none)"),
+}
 
 
 def _named_by_flag(error: ConfigError, args: argparse.Namespace) -> ConfigError:
@@ -33,8 +48,8 @@ def add_parser(commands) -> None:
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
                                              "for the scenario's [workload], on the planned cluster.")
     add_scenario_options(parser)
-    for flag, kind in FLAGS.items():
-        parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind,
+    for flag, (kind, text) in FLAGS.items():
+        parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text,
                             choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
                                      "zero": (0, 1, 2, 3)}.get(flag))
     parser.add_argument("--calibration", metavar="FILE",
@@ -47,7 +62,7 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
-    for flag, kind in FLAGS.items():
+    for flag, (kind, _) in FLAGS.items():
         value = getattr(args, flag)
         if value is not None:
             overrides.append(f"workload.{flag}={value if kind is int else json.dumps(value)}")  # a TOML string

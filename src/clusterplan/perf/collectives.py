@@ -269,7 +269,7 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     return tuple(out)
 
 
-DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4}
+DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4, "fp8": 1}
 PER_RANK_COUNT = ("all_gather", "reduce_scatter", "alltoall")  # nccl-tests prints these counts per rank
 
 

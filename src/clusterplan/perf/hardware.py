@@ -10,6 +10,12 @@ from clusterplan.perf.collectives import System, system_from_design
 from clusterplan.schema import FROZEN
 
 
+# ASSUMPTION: the share of HBM a layout leaves free for the caching allocator's fragmentation and transient
+# peaks the memory model does not count (ZeRO-R, Rajbhandari et al. SC20 §3.2, saw fragmentation strand large
+# shares of memory); docs/training.md
+MEMORY_MARGIN = 0.05
+
+
 @dataclass(**FROZEN)
 class Hardware:
     """What the step model needs of the GPU and the cluster."""
@@ -23,6 +29,12 @@ class Hardware:
     attention_efficiency: float   # the GPU's best fused attention kernel, forward, share of BF16 peak
     flash2_efficiency: float      # FlashAttention-2, forward, share of BF16 peak
     system: System
+    memory_margin: float = MEMORY_MARGIN   # share of HBM a layout keeps free
+
+    @property
+    def usable_bytes(self) -> float:
+        """The HBM a layout may fill: all of it less the stated margin."""
+        return self.hbm_bytes * (1 - self.memory_margin)
 
 
 @dataclass(**FROZEN)
@@ -49,6 +61,13 @@ class Options:
             problems.append(f"sparsity_speedup({self.sparsity_speedup}) must be >= 1")
         if problems:
             raise ConfigError("; ".join(problems), key="options")
+
+
+def precision_peak_flops(hw: Hardware, options: Options) -> float:
+    """The peak of the precision a run computes in: BF16 or FP8 dense, doubled with 2:4 sparsity (the datasheets'
+    "with sparsity" figures are twice the dense ones). MFU's convention divides by the BF16 dense peak instead."""
+    dense = hw.fp8_flops if options.precision == "fp8" else hw.peak_flops
+    return dense * (2 if options.sparsity_speedup > 1 else 1)
 
 
 def hardware(design, gemm_efficiency: float = 0.0) -> Hardware:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 
 from clusterplan.perf.communication import Communication, communication
 from clusterplan.perf.compute import Compute, compute, memory_bandwidth_Bps
-from clusterplan.perf.hardware import Hardware, Options
+from clusterplan.perf.hardware import Hardware, Options, precision_peak_flops
 from clusterplan.perf.layout import Layout, Layouts
 from clusterplan.perf.memory import Memory, memory, optimizer_shard
 from clusterplan.perf.model import Transformer
@@ -65,9 +65,11 @@ class Prediction:
     tokens_per_s_per_gpu: object
     tflops_per_gpu: object             # model FLOPs (no recomputation: MFU's convention)
     hardware_tflops_per_gpu: object    # FLOPs the GPUs run, recomputation included
-    mfu: object
-    fits: object                       # the total memory fits in the GPU's
+    mfu: object                        # model FLOP/s / BF16 dense peak (the convention)
+    precision_peak_fraction: object    # model FLOP/s / the peak of the run's precision (FP8, 2:4 sparse)
+    fits: object                       # the total memory fits in the GPU's, less its margin (Hardware.usable_bytes)
     micro_batches: object              # per step and pipeline
+    global_batch: int = 0              # sequences per step (the options' batch the layout was priced at)
 
     def row(self, index: int) -> Prediction:
         """Layout ``index`` of a grid's prediction, in plain Python numbers."""
@@ -79,16 +81,17 @@ class Prediction:
 
         return Prediction(layout=self.layout.row(index), step=each(self.step), memory=each(self.memory),
                           **{name: float(pick(getattr(self, name))) for name in _RATES}, fits=bool(pick(self.fits)),
-                          micro_batches=float(pick(self.micro_batches)))
+                          micro_batches=float(pick(self.micro_batches)), global_batch=self.global_batch)
 
 
-_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu")
+_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
+          "precision_peak_fraction")
 
 
 def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout | Layouts) -> Prediction:
     """Step time, its breakdown, memory and feasibility of ``layout`` (one, or a grid of them)."""
     busiest = stage(model, options, hw.system.gpus_per_node, layout)
-    held, redo = memory(model, options, hw.hbm_bytes, busiest, layout)
+    held, redo = memory(model, options, hw.usable_bytes, busiest, layout)
     work = compute(model, hw, options, busiest, layout.recompute, redo)
     traffic = communication(model, hw.system, options, busiest, layout, work, redo)
     step = step_time(hw, options, busiest, layout, work, traffic, redo)
@@ -100,7 +103,9 @@ def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout 
     return Prediction(layout=layout, step=step, memory=held, tokens_per_s=tokens_per_s,
                       tokens_per_s_per_gpu=tokens_per_s / gpus, tflops_per_gpu=model_flops / gpus / 1e12,
                       hardware_tflops_per_gpu=hardware_flops / gpus / 1e12, mfu=model_flops / gpus / hw.peak_flops,
-                      fits=held.total <= hw.hbm_bytes, micro_batches=busiest.micro_batches)
+                      precision_peak_fraction=model_flops / gpus / precision_peak_flops(hw, options),
+                      fits=held.total <= hw.usable_bytes, micro_batches=busiest.micro_batches,
+                      global_batch=options.global_batch)
 
 
 def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Compute, traffic: Communication,

@@ -5,7 +5,7 @@ The one result ``plan``, ``train`` and ``compare`` print, and the base of the re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.checks import design_checks
@@ -14,7 +14,7 @@ from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
 from clusterplan.plan.scenario import priced, resolved
-from clusterplan.plan.training import Training, checked_reliability, training
+from clusterplan.plan.training import Training, checked_reliability, training, training_warnings
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
@@ -72,6 +72,7 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     if spec.workload.defined:
         job = training(spec, catalog, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
         reliability, predicted = checked_reliability(spec, catalog, built, job)
+        job = replace(job, warnings=training_warnings(job, years=finance.years, tco_usd=owned.tco_usd))
     warnings = design_checks(built, owned, [r.cost for r in rentals], rack_power_kw=spec.facility.rack_power_kw,
                              oversubscription=spec.network.oversubscription,
                              read_Bps_per_gpu=spec.storage.read_Bps_per_gpu, utilization=finance.utilization,
@@ -80,6 +81,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     warnings = (note, *warnings) if note else warnings
     if job is not None and job.band.warning:
         warnings = (*warnings, job.band.warning)
+    if job is not None:
+        warnings = (*warnings, *job.warnings)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
                 training=job)
 

@@ -13,8 +13,9 @@ from clusterplan.reliability import failure_rates
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster
 from clusterplan.sched.replay import achieved_utilization
+from clusterplan.sched.synthetic import parse_workload, synthetic
 from clusterplan.sched.traces import read_trace
-from clusterplan.spec import Spec
+from clusterplan.spec import Spec, reference_value
 
 
 def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
@@ -31,9 +32,33 @@ def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
 def resolved(spec: Spec, catalog: Catalog) -> Spec:
     """``spec`` with what it leaves to be derived made explicit: ``finance.utilization`` from the replay of
     ``finance.utilization_from_trace`` under ``finance.utilization_policy``, when it names a trace."""
-    if not spec.finance.utilization_from_trace:
+    trace = spec.finance.utilization_from_trace
+    if not trace:
         return spec
-    return with_trace_utilization(spec, read_trace(spec.finance.utilization_from_trace), catalog)
+    try:
+        jobs = read_jobs(trace, spec.cluster.num_gpus)
+    except ConfigError as error:   # a synthetic spec's error names its own key: say which setting gave it
+        raise ConfigError(error.message, key="finance.utilization_from_trace", source=error.source,
+                          line=error.line) from None
+    return with_trace_utilization(spec, jobs.limited_to(spec.cluster.num_gpus), catalog)
+
+
+def read_jobs(trace: str, num_gpus: int, *, trace_format: str | None = None, skip_bad: bool = False) -> Trace:
+    """The jobs of ``trace``: a trace file, or ``synthetic[:key=value,...]`` generated for ``num_gpus`` GPUs
+    (the one reader of trace specs: ``schedule`` and ``finance.utilization_from_trace`` accept the same)."""
+    if trace == "synthetic" or trace.startswith("synthetic:"):
+        return synthetic(parse_workload(trace), num_gpus=num_gpus)
+    return read_trace(trace, format=trace_format, skip_bad=skip_bad)
+
+
+def utilization_source(spec: Spec) -> str:
+    """Where a resolved ``spec``'s ``finance.utilization`` came from, in words (shown beside the figure)."""
+    finance = spec.finance
+    if finance.utilization_from_trace:
+        return f"replay of {finance.utilization_from_trace}, {finance.utilization_policy} policy"
+    if finance.utilization == reference_value("finance", "utilization"):
+        return "reference default"
+    return "finance.utilization"
 
 
 def with_trace_utilization(spec: Spec, trace: Trace, catalog: Catalog) -> Spec:

@@ -10,14 +10,12 @@ from clusterplan.catalog import Catalog
 from clusterplan.cost import delivered_gpu_hours_per_year, usd_per_gpu_hour
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.plan.core import own
-from clusterplan.plan.scenario import priced, scheduler_cluster
+from clusterplan.plan.scenario import priced, read_jobs, scheduler_cluster
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.machine import Cluster
 from clusterplan.sched.metrics import recorded_mean_wait
 from clusterplan.sched.priority import Multifactor
 from clusterplan.sched.replay import Outcome, offered_load, replay
-from clusterplan.sched.synthetic import parse_workload, synthetic
-from clusterplan.sched.traces import read_trace
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
@@ -49,17 +47,12 @@ def schedule(spec: Spec, catalog: Catalog | None = None, *, trace: str, policies
     catalog = priced(spec, catalog)
     cluster = scheduler_cluster(spec, catalog, num_gpus=num_gpus, num_nodes=num_nodes,
                                 topology_aware=topology_aware)
-    jobs = _read(trace, cluster.num_gpus, trace_format=trace_format, skip_bad=skip_bad).limited_to(cluster.num_gpus)
+    jobs = read_jobs(trace, cluster.num_gpus, trace_format=trace_format,
+                     skip_bad=skip_bad).limited_to(cluster.num_gpus)
     outcomes = tuple(replay(jobs, cluster, policies, priority=priority, num_bins=num_bins, on_policy=on_policy))
     return Schedule(spec=spec, trace=jobs, cluster=cluster, outcomes=outcomes,
                     offered_load=offered_load(jobs, cluster.num_gpus), recorded_mean_wait_s=recorded_mean_wait(jobs),
                     cost_per_gpu_hour_usd=_prices(spec, catalog, cluster, outcomes))
-
-
-def _read(trace: str, num_gpus: int, *, trace_format: str | None, skip_bad: bool) -> Trace:
-    if trace == "synthetic" or trace.startswith("synthetic:"):
-        return synthetic(parse_workload(trace), num_gpus=num_gpus)
-    return read_trace(trace, format=trace_format, skip_bad=skip_bad)
 
 
 def _prices(spec: Spec, catalog: Catalog, cluster: Cluster,

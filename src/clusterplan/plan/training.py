@@ -19,6 +19,7 @@ from clusterplan.plan.workload import job_gpus, resolve, workload_model
 from clusterplan.reliability import Reliability, wall_clock_s
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
+from clusterplan.units import format_usd
 
 
 @dataclass(**FROZEN)
@@ -39,6 +40,7 @@ class Training:
     reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
     band: Band                       # the evidence behind the step time: its regime, n and band (docs/evidence.md)
     offer_goodputs: Mapping[str, float] = field(default_factory=dict)   # spot offer id -> goodput with reclaims
+    warnings: tuple[str, ...] = ()   # the job against the cluster's life and cost (training_warnings)
 
     @property
     def best(self) -> Prediction | None:
@@ -80,7 +82,7 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
     """
     job = resolve(spec.workload, built)
     found = search(job.model, hardware(built, spec.workload.gemm_efficiency), job.options, job.num_gpus,
-                   job.fixed, top=top)
+                   job.fixed, top=top, global_batches=job.global_batches)
     best = found.best[0] if found.best else None
     raw_s = raw_time_to_train_s(spec.workload.tokens, best)
     reliability, offer_goodputs = None, {}
@@ -110,6 +112,26 @@ def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float
         return {}
     gpu_hours = seconds / 3600 * num_gpus
     return {"own": gpu_hours * own_usd_per_gpu_hour, **{offer.id: gpu_hours * offer.price_usd for offer in offers}}
+
+
+def training_warnings(job: Training, *, years: int, tco_usd: float) -> tuple[str, ...]:
+    """Where the token budget does not fit the cluster: the time to train (effective where goodput is known)
+    past the ``years`` the cluster is costed over, and the cost to train on it past its TCO."""
+    seconds = job.effective_time_to_train_s if job.goodput is not None else job.time_to_train_s
+    if seconds is None:
+        return ()
+    effective = " effective" if job.goodput is not None else ""
+    life_s = years * 365.25 * 86400
+    found = []
+    if seconds > life_s:
+        found.append(f"training {job.tokens / 1e9:,.0f}B tokens takes {seconds / 86400:,.0f} days{effective}, "
+                     f"{seconds / life_s:,.1f}x the cluster's {years}-year life (finance.years): fewer tokens, "
+                     f"more GPUs or a longer horizon")
+    cost_usd = (job.effective_costs_usd if job.goodput is not None else job.costs_usd)["own"]
+    if cost_usd > tco_usd:
+        found.append(f"training {job.tokens / 1e9:,.0f}B tokens costs {format_usd(cost_usd)}{effective} on the own "
+                     f"cluster, more than its {years}-year TCO of {format_usd(tco_usd)}")
+    return tuple(found)
 
 
 def checked_reliability(spec: Spec, catalog: Catalog, built: Design, job: Training) -> tuple[Reliability | None, bool]:

@@ -15,6 +15,11 @@ from clusterplan.schema import FROZEN
 from clusterplan.spec import Workload
 
 TOKENS_PER_BATCH = 4 * 2**20   # the global batch when the scenario gives none: about 4M tokens
+# The largest global batch the search tries: Llama 3 405B's final 16M tokens per step (Dubey et al. 2024, §3.4.1)
+MAX_TOKENS_PER_BATCH = 16 * 2**20
+# DeepSeek LLM's compute-optimal batch, B_opt = 0.2920 C^0.3271 tokens for C FLOPs (Bi et al. 2024, arXiv:2401.02954)
+OPTIMAL_BATCH_COEFFICIENT, OPTIMAL_BATCH_EXPONENT = 0.2920, 0.3271
+CHINCHILLA_TOKENS_PER_PARAM = 20   # the budget assumed without one (Hoffmann et al. 2022)
 
 
 @dataclass(**FROZEN)
@@ -25,6 +30,7 @@ class Job:
     num_gpus: int
     options: Options
     fixed: Constraints            # the layout choices held fixed; the search chooses the rest
+    global_batches: tuple[int, ...]   # the global batches the search may choose (one when the scenario fixes it)
 
 
 def workload_model(workload: Workload, default: str = "") -> Transformer:
@@ -68,14 +74,33 @@ def resolve(workload: Workload, design: Design) -> Job:
     fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
     if all((workload.tp, workload.pp, workload.dp)) and fixed_product != gpus:
         raise ConfigError(f"tp x pp x dp x cp = {fixed_product}, not the {gpus} GPUs", key="workload.dp")
-    batch = workload.global_batch or max(1, round(TOKENS_PER_BATCH / model.seq_len))
+    batches = (workload.global_batch,) if workload.global_batch else global_batches(model, workload.tokens)
+    batch = batches[0]
     options = Options(seq_len=model.seq_len, global_batch=batch, precision=workload.precision,
                       attention=workload.attention, sequence_parallel=workload.sequence_parallel,
                       tp_overlap=workload.tp_overlap, sharding=workload.sharding,
+                      overlap_grad_reduce=workload.overlap_grad_reduce,
                       sparsity_speedup=workload.sparsity_speedup)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
                         cp=workload.cp or None, mbs=workload.mbs or None,
                         virtual_stages=workload.virtual_stages or None, recompute=workload.recompute or None,
                         zero=workload.zero if workload.zero >= 0 else None)
-    return Job(model=model, num_gpus=gpus, options=options, fixed=fixed)
+    return Job(model=model, num_gpus=gpus, options=options, fixed=fixed, global_batches=batches)
+
+
+def global_batches(model: Transformer, tokens: float) -> tuple[int, ...]:
+    """The global batches (sequences) the search may choose: about 4M tokens, doubling while the batch stays
+    within 16M tokens and the run's compute-optimal batch (docs/training.md).
+
+    The compute-optimal batch is DeepSeek LLM's fit at C = model FLOPs per token x ``tokens`` (without a
+    budget, Chinchilla's 20 tokens per parameter); the 4M-token default is always a candidate.
+    """
+    budget = tokens or CHINCHILLA_TOKENS_PER_PARAM * model.params
+    flops = model.model_flops_per_token(model.seq_len) * budget
+    ceiling = min(MAX_TOKENS_PER_BATCH, OPTIMAL_BATCH_COEFFICIENT * flops ** OPTIMAL_BATCH_EXPONENT)
+    first = max(1, round(TOKENS_PER_BATCH / model.seq_len))
+    batches = [first]
+    while batches[-1] * 2 * model.seq_len <= ceiling * (1 + 1e-9):
+        batches.append(batches[-1] * 2)
+    return tuple(batches)

@@ -72,7 +72,8 @@ def sensitivity_document(result: Any, *, spec: Any) -> dict[str, Any]:
 def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any]) -> dict[str, Any]:
     """A ``compare.Comparison`` as a document; unchanged rows are kept, flagged and counted."""
     headlines = [{"key": f.key, "name": f.name, "unit": f.unit, "values": list(f.values),
-                  "deltas": list(f.deltas), "changed": f.changed} for f in comparison.headlines]
+                  "deltas": list(f.deltas), "changed": f.changed, **({"notes": list(f.notes)} if f.notes else {})}
+                 for f in comparison.headlines]
     bom = [{"category": line.category, "id": line.catalog_id, "item": line.item, "per": line.per,
             "quantities": list(line.quantities), "unit_prices_usd": list(line.unit_prices_usd),
             "totals_usd": list(line.totals_usd), "deltas_usd": list(line.deltas_usd), "changed": line.changed}

@@ -13,8 +13,10 @@ from clusterplan.cost import Costs
 from clusterplan.design import Design
 from clusterplan.plan import Plan
 from clusterplan.perf.collectives import bus_factor
+from clusterplan.perf.hardware import MEMORY_MARGIN
 from clusterplan.perf.stragglers import straggler_slowdown
 from clusterplan.plan.collectives import Collectives
+from clusterplan.plan.scenario import utilization_source
 from clusterplan.schema import as_table
 
 PLAN_SCHEMA = "clusterplan.plan/1"
@@ -30,7 +32,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "version": __version__,
         "scenario": as_table(plan.spec),
         "design": _design(plan.design),
-        "cost": _cost(plan.costs, plan.design.num_gpus),
+        "cost": {**_cost(plan.costs, plan.design.num_gpus), "utilization": plan.spec.finance.utilization,
+                 "utilization_source": utilization_source(plan.spec)},
         "cloud": cloud,
         "cheapest_cloud": None if cheapest is None else {
             key: cheapest[key] for key in ("offer", "total_usd", "vs_own", "breakeven_months")},
@@ -140,14 +143,16 @@ def training_section(job: Any) -> dict[str, Any]:
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
                           "no recomputation) / (GPUs x dense BF16 peak)",
-        "num_gpus": job.num_gpus, "global_batch": job.options.global_batch, "precision": job.options.precision,
+        "num_gpus": job.num_gpus, "global_batch": best.global_batch if best else job.options.global_batch,
+        "global_batches_searched": list(job.search.global_batches), "precision": job.options.precision,
+        "sparsity_speedup": job.options.sparsity_speedup, "memory_margin": MEMORY_MARGIN,
         "feasible": best is not None, "num_evaluated": job.search.num_evaluated,
         "rejected": dict(job.search.rejected),
     }
     band = job.band
     out["evidence"] = evidence_table(band)
     if best is not None:
-        out.update(_layout_fields(best, job.options.global_batch, band))
+        out.update(_layout_fields(best, band))
         out["step_breakdown_share"] = {part: seconds / best.step.total
                                        for part, seconds in out["step_breakdown_s"].items()}
         reliability = job.reliability          # None when the cluster has no storage to checkpoint to
@@ -174,7 +179,8 @@ def training_section(job: Any) -> dict[str, Any]:
             out["effective_cloud_cost_to_train_usd_low"], out["effective_cloud_cost_to_train_usd_high"] = \
                 _ranged_each(band, rented)
             out["spot_goodput"] = dict(job.offer_goodputs)   # a spot offer's goodput counts its reclaims
-    out["layouts"] = [_layout_fields(row, job.options.global_batch, band) for row in job.search.best]
+    out["layouts"] = [_layout_fields(row, band) for row in job.search.best]
+    out["warnings"] = list(job.warnings)
     return out
 
 
@@ -210,13 +216,13 @@ def memory_table(memory: Any) -> dict[str, float]:
             "reserved": memory.reserved, "total": memory.total}
 
 
-def _layout_fields(row: Any, global_batch: int, band: Any) -> dict[str, Any]:
+def _layout_fields(row: Any, band: Any) -> dict[str, Any]:
     """One layout's prediction (a ``perf.step.Prediction``) as the document's fields, with the band's range of
     its step time and tokens/s (docs/evidence.md)."""
     step_low, step_high = band.time_range(row.step.total)
     tokens_low, tokens_high = band.rate_range(row.tokens_per_s)
     per_gpu_low, per_gpu_high = band.rate_range(row.tokens_per_s_per_gpu)
-    return {"layout": {**layout_table(row.layout), "global_batch": global_batch}, "step_time_s": row.step.total,
+    return {"layout": {**layout_table(row.layout), "global_batch": row.global_batch}, "step_time_s": row.step.total,
             "step_time_s_low": step_low, "step_time_s_high": step_high,
             "step_breakdown_s": row.step.parts(), "tokens_per_s": row.tokens_per_s,
             "tokens_per_s_low": tokens_low, "tokens_per_s_high": tokens_high,
@@ -224,6 +230,7 @@ def _layout_fields(row: Any, global_batch: int, band: Any) -> dict[str, Any]:
             "tokens_per_s_per_gpu_low": per_gpu_low, "tokens_per_s_per_gpu_high": per_gpu_high,
             "tflops_per_gpu": row.tflops_per_gpu,
             "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "precision_peak_fraction": row.precision_peak_fraction,
             "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 
 

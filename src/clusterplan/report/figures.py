@@ -118,6 +118,7 @@ class Headline:
     short_label: str = ""        # the label without document values (compare); default: label
     card_label: str = ""         # the HTML card's label; default: label
     terminal: str = ""           # the terminal's text where it shows more than the number
+    note: str = ""               # JSON Pointer to a text saying where the figure came from (compare shows it)
 
     @property
     def key(self) -> str:
@@ -127,6 +128,10 @@ class Headline:
     def value(self, plan: Mapping[str, Any]) -> Any:
         """The figure in ``plan`` (a plan document); None where it has none."""
         return lookup(plan, self.pointer)
+
+    def note_of(self, plan: Mapping[str, Any]) -> str | None:
+        """The figure's note in ``plan`` (where it came from); None without one."""
+        return lookup(plan, self.note) if self.note else None
 
     def title(self, view: str, plan: Mapping[str, Any] | None = None) -> str:
         """The label ``view`` shows; compare's names no document value, so needs no ``plan``."""
@@ -194,8 +199,10 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(pointer="/cheapest_cloud/total_usd", label="Cheapest cloud: {cheapest_cloud[offer]}", unit="USD",
              rows=rows(terminal=11),
              terminal="{cheapest_cloud[total_usd]:usd}, break-even {cheapest_cloud[breakeven_months]:months}"),
-    Headline(pointer="/scenario/finance/utilization", label="Utilization (paid hours)", unit="fraction",
-             format=".0%", rows=rows(html=11)),
+    Headline(pointer="/cost/utilization", label="Utilization (paid hours)", unit="fraction", format=".0%",
+             rows=rows(terminal=12, html=11, tables=16, compare=28),
+             card_label="Utilization ({cost[utilization_source]})", note="/cost/utilization_source",
+             terminal="{cost[utilization]:.0%} ({cost[utilization_source]})"),
     Headline(pointer="/cheapest_cloud/breakeven_months", label="Break-even vs {cheapest_cloud[offer]}",
              unit="months", format="months", rows=rows(html=12)),
     Headline(pointer="/design/fabric/num_switches", label="Fabric switches", unit="switches", rows=rows(compare=18)),

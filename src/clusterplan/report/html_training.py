@@ -11,7 +11,7 @@ from clusterplan.report.figures import money, pointer
 from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
 from clusterplan.report.page import Part, mark, section, table, td
 from clusterplan.report.svg import Mark, esc
-from clusterplan.report.training import reasons
+from clusterplan.report.training import precision_peak, reasons
 
 GIB = 2**30
 DAY = 86400
@@ -67,7 +67,12 @@ def _chosen(doc: dict) -> str:
                ("Tokens/s per GPU", "tokens_per_s_per_gpu", _count),
                ("Model TFLOP/s per GPU", "tflops_per_gpu", lambda v: f"{v:,.1f}"),
                ("Hardware TFLOP/s per GPU (with recomputation)", "hardware_tflops_per_gpu", lambda v: f"{v:,.1f}"),
-               ("MFU", "mfu", _share), ("Memory per GPU", "memory_bytes_per_gpu/total", _gib)]
+               ("MFU (of BF16 dense peak)", "mfu", _share)]
+    if precision_peak(job) != "BF16 dense peak":   # FP8 or 2:4 sparse: also the fraction of its own peak
+        figures.append((f"Model FLOP/s of {precision_peak(job)}", "precision_peak_fraction", _share))
+    if job["hardware_tflops_per_gpu"] <= job["tflops_per_gpu"]:   # nothing recomputed: no second figure
+        figures = [figure for figure in figures if figure[1] != "hardware_tflops_per_gpu"]
+    figures.append(("Memory per GPU", "memory_bytes_per_gpu/total", _gib))
     rows = [f"<tr><td>{esc(name)}</td>{td(doc, f'{base}/{key}', fmt)}{_band_cells(doc, base, key, fmt)}</tr>"
             for name, key, fmt in figures]
     rows.append(f"<tr><td>HBM per GPU</td>{td(doc, '/training/hbm_bytes_per_gpu', _gib)}</tr>")

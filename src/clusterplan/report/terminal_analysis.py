@@ -102,7 +102,9 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
     headlines = new_table("Headline figures", *(escape(c) for c in columns), right=right)
     for row in doc["headlines"]:
         if row["changed"]:
-            headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) for v in row["values"]),
+            notes = row.get("notes") or [None] * len(row["values"])
+            headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) + (f" ({escape(n)})" if n else "")
+                                                    for v, n in zip(row["values"], notes)),
                               *(format_delta(d, row["unit"]) for d in row["deltas"][1:]))
     console.print(headlines)
     if doc["unchanged"]["headlines"]:

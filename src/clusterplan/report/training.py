@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from clusterplan.report.console import new_console, new_table
+from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.units import format_usd
 
 
@@ -30,8 +30,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"
                                          + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}")),
         ("Evidence", evidence_text(doc["evidence"])),
-        ("Model TFLOP/s per GPU, MFU", f"{doc['tflops_per_gpu']:.0f}, {doc['mfu']:.1%} "
-                                       f"(hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"),
+        ("Model TFLOP/s per GPU, MFU", _mfu(doc)),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
         ("Goodput", f"{doc['goodput']:.1%} ({doc['interruptions_per_day']:.2f} interruptions/day, "
                     f"checkpoint every {doc['checkpoint_interval_s'] / 60:,.1f} min)" if doc["goodput"] is not None
@@ -68,6 +67,23 @@ def evidence_text(evidence: dict[str, Any]) -> str:
             f"{evidence['low_error']:+.1%} to {evidence['high_error']:+.1%} (docs/evidence.md)")
 
 
+def _mfu(doc: dict[str, Any]) -> str:
+    """Model TFLOP/s and MFU (of the BF16 dense peak); of the run's own peak too where that differs (FP8, 2:4
+    sparsity); the FLOP/s the GPUs run where recomputation adds to them."""
+    text = f"{doc['tflops_per_gpu']:.0f}, {doc['mfu']:.1%}"
+    own = precision_peak(doc)
+    if own != "BF16 dense peak":
+        text += f" of BF16 dense peak, {doc['precision_peak_fraction']:.1%} of {own}"
+    if doc["hardware_tflops_per_gpu"] > doc["tflops_per_gpu"] * (1 + 1e-9):
+        text += f" (hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"
+    return text
+
+
+def precision_peak(doc: dict[str, Any]) -> str:
+    """The peak a run's ``precision_peak_fraction`` is of: "FP8 dense peak", "BF16 2:4-sparse peak"."""
+    return f"{doc['precision'].upper()} {'2:4-sparse' if doc.get('sparsity_speedup', 1) > 1 else 'dense'} peak"
+
+
 def _raw_effective(raw: float, effective: float | None, fmt) -> str:
     """A figure without and with failures, checkpoints and restarts (effective = raw / goodput), or raw alone."""
     return f"{fmt(raw)} raw" + (f", {fmt(effective)} effective" if effective is not None else "")
@@ -85,6 +101,8 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     for row in training_rows(doc):
         summary.add_row(*row)
     console.print(summary)
+    for warning in doc.get("warnings", ()):
+        console.print(f"  ! {escape(warning)}", soft_wrap=True)
     if not doc["feasible"]:
         return
     breakdown = new_table("Step time breakdown", "Part", "Seconds", "Share", right=(1, 2))
@@ -98,11 +116,14 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(memory)
     if len(doc["layouts"]) > 1:
         top = new_table(f"Top layouts of {doc['num_evaluated']:,} evaluated", "tp", "pp", "dp", "cp", "mbs", "v",
-                         "recompute", "ZeRO", "step s", "MFU", "GiB", right=tuple(range(11)))
+                         "recompute", "ZeRO", "batch", "step s", "tokens/s", "MFU", "GiB", right=tuple(range(13)))
         for row in doc["layouts"]:
             lay = row["layout"]
             top.add_row(*(str(lay[k]) for k in ("tp", "pp", "dp", "cp", "mbs", "vpp", "recompute", "zero")),
-                        f"{row['step_time_s']:.3f}", f"{row['mfu']:.1%}",
+                        f"{lay['global_batch']:,}", f"{row['step_time_s']:.3f}", f"{row['tokens_per_s']:,.0f}",
+                        f"{row['mfu']:.1%}",
                         f"{row['memory_bytes_per_gpu']['total'] / 2**30:.1f}")
         console.print(top)
+        console.print(f"Global batches searched: {', '.join(f'{b:,}' for b in doc['global_batches_searched'])} "
+                      f"sequences; memory kept free: {doc['memory_margin']:.0%} of HBM")
         console.print(f"Rejected: {reasons(doc['rejected'])}")

@@ -1,3 +1,5 @@
+import pytest
+
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import preset
@@ -37,3 +39,44 @@ def test_nothing_fits_is_a_reason_not_an_error(hw):
     """A model too big for every layout leaves no best layout and says why."""
     found = search(preset("gpt-1t"), hw, Options(seq_len=2048, global_batch=64), 8)
     assert found.best == () and any("does not fit in GPU memory" in reason for reason in found.rejected)
+
+
+def test_identical_layouts_are_listed_once(hw):
+    """Regression (issue 14): "block" recomputing no layer priced like "none" and was listed twice beside it."""
+    found = search(preset("llama2-7b"), hw, Options(seq_len=4096, global_batch=1024), 128, top=40)
+    keys = [(r.layout.tp, r.layout.pp, r.layout.dp, r.layout.cp, r.layout.mbs, r.layout.virtual_stages,
+             r.layout.zero, round(r.step.total, 9)) for r in found.best]
+    assert len(keys) == len(set(keys)) == 40
+
+
+def test_layouts_keep_the_memory_margin_free(hw):
+    """Every layout found leaves the stated margin of HBM free (the chosen ones filled 79.7-79.95 GiB of 80)."""
+    assert hw.usable_bytes == pytest.approx(hw.hbm_bytes * (1 - hw.memory_margin)) and hw.memory_margin > 0
+    found = search(preset("llama3-70b"), hw, Options(seq_len=8192, global_batch=512), 128, top=30)
+    assert found.best and all(row.memory.total <= hw.usable_bytes for row in found.best)
+    assert max(row.memory.total for row in found.best) > 0.8 * hw.usable_bytes   # the bound binds somewhere
+
+
+def test_the_global_batch_is_searched_and_ranked_by_tokens_per_second(hw):
+    """With several global batches the search prices each and ranks every layout by tokens/s (issue 14)."""
+    model = preset("llama2-7b")
+    options = Options(seq_len=4096, global_batch=1024)
+    found = search(model, hw, options, 128, top=20, global_batches=(1024, 2048))
+    assert found.global_batches == (1024, 2048)
+    rates = [row.tokens_per_s for row in found.best]
+    assert rates == sorted(rates, reverse=True)
+    single = search(model, hw, options, 128, top=1)
+    assert found.best[0].tokens_per_s >= single.best[0].tokens_per_s
+    assert {row.global_batch for row in found.best} <= {1024, 2048}
+    assert single.best[0].global_batch == 1024
+
+
+def test_precision_peak_fraction_is_of_the_runs_own_peak(hw):
+    """MFU is of the BF16 dense peak; the precision's own fraction divides by FP8's, and doubles it for 2:4."""
+    model = preset("llama2-7b")
+    bf16 = search(model, hw, Options(seq_len=4096, global_batch=1024), 128, top=1).best[0]
+    assert bf16.precision_peak_fraction == pytest.approx(bf16.mfu)
+    fp8 = search(model, hw, Options(seq_len=4096, global_batch=1024, precision="fp8"), 128, top=1).best[0]
+    assert fp8.precision_peak_fraction == pytest.approx(fp8.mfu * hw.peak_flops / hw.fp8_flops)
+    sparse = search(model, hw, Options(seq_len=4096, global_batch=1024, sparsity_speedup=1.3), 128, top=1).best[0]
+    assert sparse.precision_peak_fraction == pytest.approx(sparse.mfu / 2)

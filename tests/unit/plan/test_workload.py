@@ -7,7 +7,8 @@ import pytest
 from clusterplan.design import design
 from clusterplan.errors import ConfigError
 from clusterplan.perf.layout import Constraints
-from clusterplan.plan.workload import job_gpus, resolve, workload_model
+from clusterplan.perf.model import preset, with_seq_len
+from clusterplan.plan.workload import MAX_TOKENS_PER_BATCH, global_batches, job_gpus, resolve, workload_model
 from clusterplan.spec import Workload, load_spec
 
 
@@ -67,3 +68,25 @@ def test_a_workload_fixes_what_it_sets_and_frees_the_rest(catalog):
     assert job.fixed == Constraints(tp=2) and job.num_gpus == 128
     spec = load_spec(None, ["workload.model=\"llama2-13b\"", "workload.zero=0", "workload.recompute=\"none\""])
     assert resolve(spec.workload, design(spec, catalog)).fixed == Constraints(zero=0, recompute="none")
+
+
+@pytest.mark.parametrize("model, tokens, expected", [
+    ("llama3-405b", 15e12, (512, 1024, 2048)),     # 4M -> 16M tokens of 8,192: Llama 3 405B's final batch
+    ("llama2-7b", 0.0, (1024,)),                    # Chinchilla budget: the compute-optimal batch is below 4M
+    ("llama2-13b", 2e12, (1024, 2048)),             # 2T tokens: B_opt about 11M tokens, so 4M and 8M
+])
+def test_global_batches_stay_within_the_stated_range(model, tokens, expected):
+    """The search's global batches: 4M tokens, doubling within 16M and DeepSeek's compute-optimal batch."""
+    shaped = preset(model)
+    batches = global_batches(shaped, tokens)
+    assert batches == expected
+    assert all(b * shaped.seq_len <= MAX_TOKENS_PER_BATCH for b in batches)
+    assert global_batches(with_seq_len(shaped, 2048), tokens)[0] == expected[0] * shaped.seq_len // 2048
+
+
+def test_a_fixed_global_batch_is_not_searched(reference, catalog):
+    """workload.global_batch set holds the batch; left at 0 the job lists the batches to search."""
+    built = design(reference, catalog)
+    searched = resolve(Workload(model="llama3-405b", tokens=15e12), built)
+    fixed = resolve(Workload(model="llama3-405b", tokens=15e12, global_batch=2048), built)
+    assert searched.global_batches == (512, 1024, 2048) and fixed.global_batches == (2048,)

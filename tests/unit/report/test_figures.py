@@ -77,7 +77,26 @@ def test_a_plan_without_offers_has_no_cheapest_cloud(catalog):
     """No offer: the cheapest is null, and the terminal's row for it has no value (the view leaves it out)."""
     bare = plan_document(plan(load_spec(None, ["cloud.offers=[]"]), catalog))
     assert bare["cloud"] == [] and bare["cheapest_cloud"] is None
-    assert [h for h in shown(TERMINAL) if h.value(bare) is None] == [shown(TERMINAL)[-1]]
+    assert [h.pointer for h in shown(TERMINAL) if h.value(bare) is None] == ["/cheapest_cloud/total_usd"]
+
+
+@pytest.mark.parametrize("overrides, value, source", [
+    ([], 0.80, "reference default"),
+    (["finance.utilization=0.65"], 0.65, "finance.utilization"),
+    (['finance.utilization_from_trace="synthetic:jobs=200,load=0.5,seed=3"'], None, "replay of synthetic:"),
+])
+def test_utilization_shows_with_its_source_in_every_view(catalog, overrides, value, source):
+    """The plan's utilization and where it came from: terminal summary, HTML card, exports and compare (issue 14)."""
+    doc = plan_document(plan(load_spec(None, overrides), catalog))
+    utilization = doc["cost"]["utilization"]
+    assert utilization == doc["scenario"]["finance"]["utilization"]
+    if value is not None:
+        assert utilization == value
+    assert doc["cost"]["utilization_source"].startswith(source)
+    headline = next(h for h in HEADLINES if h.pointer == "/cost/utilization")
+    assert {TERMINAL, HTML, TABLES, COMPARE} <= set(headline.rows)
+    assert headline.text(TERMINAL, doc) == f"{utilization:.0%} ({doc['cost']['utilization_source']})"
+    assert headline.title(HTML, doc) == f"Utilization ({doc['cost']['utilization_source']})"
 
 
 def test_pointers_and_lookup():
