@@ -106,9 +106,19 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 def test_config_json_missing_keys(capsys, tmp_path):
     path = tmp_path / "config.json"
-    path.write_text('{"hidden_size": 4096, "num_hidden_layers": 32}')
+    path.write_text('{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32}')
     code, _, err = run(capsys, "train", "--model-config", str(path))
     assert code == 2 and "num_attention_heads: missing key" in err
+
+
+def test_unknown_architecture_names_it_and_the_known_families(capsys, tmp_path):
+    """A config of a family the reader does not know is one line naming it and the families, exit 2."""
+    path = tmp_path / "config.json"
+    path.write_text('{"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 768}')
+    code, out, err = run(capsys, "train", "--model-config", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "unknown architecture (model_type 'mamba' architectures 'MambaForCausalLM')" in err
+    assert "known families: Llama 2/3/3.1/3.2/3.3, Mistral, Mixtral" in err and "DeepSeek-V3" in err
 
 
 def test_infeasible_layout_is_exit_3_with_the_reason(capsys):
