@@ -164,9 +164,8 @@ def _json_object(text: str, source: str) -> dict:
 def _model_type(config: Config) -> str:
     """The family key: ``model_type``, else the first of ``architectures``; unknown is an error."""
     model_type = config.text("model_type")
-    architectures = config.values.get("architectures")
-    architecture = (architectures[0] if isinstance(architectures, list) and architectures
-                    and isinstance(architectures[0], str) else "")
+    architectures = config.texts("architectures")
+    architecture = architectures[0] if architectures else ""
     if model_type in FAMILIES:
         return model_type
     if architecture in ARCHITECTURES:
@@ -296,21 +295,21 @@ READERS = {"decoder": _decoder, "gpt2": _gpt2, "gptj": _gpt2, "neox": _neox, "fa
 def _context(config: Config, family: Family) -> dict:
     """The longest context the config allows, the one it trains at by default, and where that came from."""
     if family.kind == "falcon" and not config.has("max_position_embeddings"):
-        longest, key = FALCON_CONTEXT, "Falcon's default (the config states none)"
+        longest, stated = FALCON_CONTEXT, f"the config states none: Falcon's default {FALCON_CONTEXT:,}"
     else:
         names = ("max_position_embeddings", "n_positions", "n_ctx")
         longest = config.need(*names)
-        key = next(name for name in names if config.has(name))
+        stated = f"config {next(name for name in names if config.has(name))} {longest:,}"
     pretrained = Config(config.table("rope_scaling"), config.source, config.prefix + "rope_scaling.").integer(
         "original_max_position_embeddings") or config.integer("original_max_position_embeddings")
     if pretrained and pretrained < longest:
-        longest_note = f"{key} {longest:,}, extended from {pretrained:,} by RoPE scaling"
+        stated += f", extended from {pretrained:,} by RoPE scaling"
     else:
-        pretrained, longest_note = longest, f"{key} {longest:,}" if key.islower() else key
+        pretrained = longest
     seq_len = min(pretrained, DEFAULT_TRAINING_CONTEXT)
     capped = " (capped at the default 8,192)" if seq_len < pretrained else ""
     return dict(seq_len=seq_len, max_context=longest,
-                seq_len_note=f"the pre-training context{capped}; config: {longest_note}")
+                seq_len_note=f"the pre-training context{capped}; {stated}")
 
 
 def config_keys() -> dict[str, tuple[str, ...]]:

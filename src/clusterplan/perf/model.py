@@ -247,7 +247,7 @@ class Transformer:
         return 3 * self.forward_flops_per_token(seq_len)
 
 
-def with_seq_len(model: Transformer, seq_len: int, note: str = "workload.seq_len") -> Transformer:
+def with_seq_len(model: Transformer, seq_len: int, note: str = "set by --seq-len (workload.seq_len)") -> Transformer:
     """``model`` trained at ``seq_len`` tokens (0 keeps its own)."""
     if not seq_len or seq_len == model.seq_len:
         return model

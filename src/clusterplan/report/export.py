@@ -134,9 +134,12 @@ def training_section(job: Any) -> dict[str, Any]:
     best = job.best
     model = job.model
     out: dict[str, Any] = {
-        "model": {"name": model.name, "params": model.params, "layers": model.layers, "hidden": model.hidden,
-                  "heads": model.heads, "kv_heads": model.query_groups, "ffn_hidden": model.ffn_hidden,
-                  "vocab": model.vocab, "seq_len": job.options.seq_len,
+        "model": {"name": model.name, "params": model.params, "active_params": model.active_params,
+                  "layers": model.layers, "hidden": model.hidden, "heads": model.heads,
+                  "kv_heads": model.query_groups, "head_dim": model.attention_head_dim,
+                  "ffn_hidden": model.ffn_hidden, "experts": model.experts,
+                  "experts_per_token": model.experts_per_token, "vocab": model.vocab, "seq_len": job.options.seq_len,
+                  "seq_len_source": model.seq_len_note or model.source, "max_context": model.max_context_length,
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
                           "no recomputation) / (GPUs x dense BF16 peak)",

@@ -87,8 +87,10 @@ def test_every_shape_is_a_whole_number_in_range(change, key):
 
 
 def test_odd_names_and_deep_nesting():
-    """architectures that are no list of names fall back to the model type and size; 100,000 nested [ is one error."""
-    assert from_hf_config(json.dumps({**LLAMA, "architectures": 5})).name == "llama-6.74b"
-    assert from_hf_config(json.dumps({**LLAMA, "architectures": {"a": 1}})).name == "llama-6.74b"
+    """architectures that are no list of names are errors naming the key (issue 19 item 5); 100,000 nested [ is
+    one error."""
+    for odd in (5, {"a": 1}):
+        with pytest.raises(ConfigError, match="c.json: architectures: must be a list of strings"):
+            from_hf_config(json.dumps({**LLAMA, "architectures": odd}), source="c.json")
     with pytest.raises(ConfigError, match="c.json: not valid JSON: nested too deeply"):
         from_hf_config("[" * 100_000, source="c.json")
