@@ -5,6 +5,7 @@ import json
 import pytest
 
 from clusterplan.cli.main import main
+from clusterplan.perf.presets import CONFIGS
 
 
 def run(capsys, *argv):
@@ -176,3 +177,17 @@ def test_model_config_errors_name_the_flag(capsys, tmp_path):
     code, out, err = run(capsys, "train", "--model-config", str(path))
     assert code == 2 and out == ""
     assert err == f"clusterplan: error: --model-config: cannot read {path}: not UTF-8 text\n"
+
+
+def test_model_config_reads_a_snapshot_folder_and_names_the_model_by_it(capsys, tmp_path):
+    """--model-config DIR reads DIR/config.json; a Hugging Face cache folder names the model (issue 22)."""
+    snapshot = tmp_path / "models--Qwen--Qwen3-32B" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text((CONFIGS / "qwen3-32b.json").read_text())
+    code, out, _ = run(capsys, "train", "--model-config", str(snapshot), "--format", "json")
+    model = json.loads(out)["model"]
+    assert code == 0 and model["name"] == "Qwen/Qwen3-32B" and model["head_dim"] == 128
+    assert model["params"] == pytest.approx(32.8e9, rel=0.002) and model["seq_len"] == 8192
+    assert "the pre-training context (capped at the default 8,192)" in model["seq_len_source"]
+    code, _, err = run(capsys, "train", "--model-config", str(tmp_path))
+    assert code == 2 and err == f"clusterplan: error: --model-config: {tmp_path} is a folder without a config.json\n"

@@ -127,3 +127,8 @@ def test_non_finite_and_huge_numbers_in_raw_json_name_the_key(text, key):
     raw = json.dumps(LLAMA)[:-1] + ", " + text + "}"
     with pytest.raises(ConfigError, match=rf"c.json: {key}: must be a whole number from 1 to 2,147,483,648"):
         from_hf_config(raw, source="c.json")
+
+
+def test_gpt2_n_inner_must_be_a_whole_number():
+    with pytest.raises(ConfigError, match="c.json: n_inner: must be a whole number"):
+        from_hf_config(json.dumps({**config("gpt2"), "n_inner": "x"}), source="c.json")
