@@ -129,6 +129,11 @@ def _line(line: Any) -> dict[str, Any]:
 CATALOG_SCHEMA = "clusterplan.catalog/1"
 
 
+def _context_source(model: Any) -> str:
+    """Where the training context came from: the config's note, or a preset's publication."""
+    return model.seq_len_note or f"the published training context ({model.source.split(';')[0]})"
+
+
 def training_section(job: Any) -> dict[str, Any]:
     """The prediction of a workload (``plan.training.Training``): best layout first, then the others."""
     best = job.best
@@ -139,7 +144,8 @@ def training_section(job: Any) -> dict[str, Any]:
                   "kv_heads": model.query_groups, "head_dim": model.attention_head_dim,
                   "ffn_hidden": model.ffn_hidden, "experts": model.experts,
                   "experts_per_token": model.experts_per_token, "vocab": model.vocab, "seq_len": job.options.seq_len,
-                  "seq_len_source": model.seq_len_note or model.source, "max_context": model.max_context_length,
+                  "seq_len_source": _context_source(model),
+                  "max_context": model.max_context_length,
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
                           "no recomputation) / (GPUs x dense BF16 peak)",
