@@ -2,11 +2,12 @@
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from clusterplan.errors import ConfigError
-from clusterplan.perf.hf import DEFAULT_TRAINING_CONTEXT, from_hf_config
+from clusterplan.perf.hf import DEFAULT_TRAINING_CONTEXT, FAMILIES, config_keys, from_hf_config
 from clusterplan.perf.presets import CONFIGS, PRESETS
 
 
@@ -132,3 +133,11 @@ def test_non_finite_and_huge_numbers_in_raw_json_name_the_key(text, key):
 def test_gpt2_n_inner_must_be_a_whole_number():
     with pytest.raises(ConfigError, match="c.json: n_inner: must be a whole number"):
         from_hf_config(json.dumps({**config("gpt2"), "n_inner": "x"}), source="c.json")
+
+
+def test_docs_models_lists_every_key_read():
+    """docs/models.md's table names every config.json key the reader reads, and every family it knows."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "models.md").read_text(encoding="utf-8")
+    missing = {key for keys in config_keys().values() for key in keys if f"`{key}`" not in text}
+    assert not missing
+    assert all(f"`{model_type}`" in text for model_type in FAMILIES)
