@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 
 from clusterplan.errors import ConfigError
+from clusterplan.perf.hardware import Options
 from clusterplan.perf.hf import DEFAULT_TRAINING_CONTEXT, FAMILIES, config_keys, from_hf_config
+from clusterplan.perf.layout import Layout
 from clusterplan.perf.presets import CONFIGS, PRESETS
+from clusterplan.perf.step import evaluate
 
 
 def read(stem: str):
@@ -141,3 +144,17 @@ def test_docs_models_lists_every_key_read():
     missing = {key for keys in config_keys().values() for key in keys if f"`{key}`" not in text}
     assert not missing
     assert all(f"`{model_type}`" in text for model_type in FAMILIES)
+
+
+def test_step_time_counts_the_window_and_the_latent_projections(hw):
+    """Gemma 2's sliding layers make a 32k-token step cheaper than full attention on every layer; MLA's
+    down- and up-projections are GEMMs of their own (DeepSeek-V2-Lite computes, and its FLOPs count them)."""
+    opts = Options(seq_len=32768, global_batch=8)
+    gemma = PRESETS["gemma2-27b"]
+    windowed = evaluate(gemma, hw, opts, Layout(tp=8, dp=1, mbs=1)).step.compute
+    full = evaluate(replace(gemma, sliding_layers=0), hw, opts, Layout(tp=8, dp=1, mbs=1)).step.compute
+    assert windowed < 0.95 * full
+    lite = PRESETS["deepseek-v2-lite"]
+    step = evaluate(lite, hw, Options(seq_len=4096, global_batch=8), Layout(mbs=1)).step
+    unprojected = replace(lite, kv_lora_rank=0, rope_head_dim=0, kv_heads=0)
+    assert lite.attention_matmul_params < unprojected.attention_matmul_params and step.total > 0
