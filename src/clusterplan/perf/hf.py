@@ -51,6 +51,11 @@ ARCHITECTURES = {
     "DeepseekV3ForCausalLM": "deepseek_v3", "FalconForCausalLM": "falcon", "RWForCausalLM": "falcon",
     "GPTNeoXForCausalLM": "gpt_neox", "GPT2LMHeadModel": "gpt2", "GPTJForCausalLM": "gptj",
 }
+# A shape the model rejects is reported under the config key it came from.
+FIELD_KEYS = {"heads": "num_attention_heads", "kv_heads": "num_key_value_heads", "layers": "num_hidden_layers",
+              "experts_per_token": "num_experts_per_tok", "dense_layers": "first_k_dense_replace",
+              "sliding_layers": "sliding_window", "rope_head_dim": "qk_rope_head_dim", "hidden": "hidden_size",
+              "vocab": "vocab_size", "ffn_hidden": "intermediate_size"}
 KNOWN = ", ".join(dict.fromkeys(family.name for family in FAMILIES.values()))
 
 
@@ -142,7 +147,8 @@ def from_hf_config(text: str, *, source: str = "config.json", name: str = "") ->
         model = Transformer(name="model", source=source, **shapes)
         return Transformer(**{**_fields(model), "name": name or _model_name(top, model_type, model.params)})
     except ConfigError as error:
-        raise ConfigError(error.message, key=error.key, source=source) from None
+        key = config.prefix + FIELD_KEYS.get(error.key, error.key)
+        raise ConfigError(error.message, key=key, source=source) from None
 
 
 def _fields(model: Transformer) -> dict:

@@ -107,9 +107,9 @@ LLAMA = config("llama3.1-8b")
 
 
 @pytest.mark.parametrize(("change", "key", "message"), [
-    ({"num_attention_heads": 30}, "heads", "30 heads do not divide hidden size 4096: give head_dim"),
-    ({"num_local_experts": 4, "num_experts_per_tok": 8}, "experts_per_token", "must be <= experts (4)"),
-    ({"num_key_value_heads": 5}, "kv_heads", "must divide the 32 attention heads"),
+    ({"num_attention_heads": 30}, "num_attention_heads", "30 heads do not divide hidden size 4096: give head_dim"),
+    ({"num_local_experts": 4, "num_experts_per_tok": 8}, "num_experts_per_tok", "must be <= experts (4)"),
+    ({"num_key_value_heads": 5}, "num_key_value_heads", "must divide the 32 attention heads"),
     ({"tie_word_embeddings": "yes"}, "tie_word_embeddings", "must be true or false"),
     ({"architectures": 5}, "architectures", "must be a list of strings"),
     ({"architectures": {"a": 1}}, "architectures", "must be a list of strings"),
