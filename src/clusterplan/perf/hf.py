@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
 from clusterplan.perf.model import Transformer
+from clusterplan.schema import FROZEN
 
 LARGEST_SHAPE = 2**31   # past any model's layers, width, heads, vocabulary or context, and safe in int64 FLOP counts
 # The default training context: the context the model was pre-trained at (before any long-context RoPE
@@ -22,7 +23,7 @@ DEFAULT_TRAINING_CONTEXT = 8192
 FALCON_CONTEXT = 2048   # Falcon configs state none: 2,048 is FalconConfig's default and Falcon's training context
 
 
-@dataclass(**{"frozen": True, "slots": True})
+@dataclass(**FROZEN)
 class Family:
     name: str                       # as docs/models.md and the error name it
     kind: str                       # "decoder" (Llama-style keys), "gpt2", "gptj", "neox", "falcon"
@@ -30,17 +31,28 @@ class Family:
 
 
 FAMILIES = {
-    "llama": Family("Llama 2/3/3.1/3.2/3.3", "decoder"), "mistral": Family("Mistral", "decoder"),
-    "mixtral": Family("Mixtral", "decoder"), "qwen2": Family("Qwen2/2.5", "decoder"),
-    "qwen3": Family("Qwen3", "decoder"), "qwen2_moe": Family("Qwen MoE", "decoder"),
-    "qwen3_moe": Family("Qwen MoE", "decoder"), "gemma": Family("Gemma", "decoder", tied=True),
-    "gemma2": Family("Gemma 2", "decoder", tied=True), "gemma3_text": Family("Gemma 3", "decoder", tied=True),
-    "gemma3": Family("Gemma 3", "decoder", tied=True), "phi3": Family("Phi-3/Phi-4", "decoder"),
-    "olmo": Family("OLMo", "decoder"), "olmo2": Family("OLMo 2", "decoder"),
-    "deepseek_v2": Family("DeepSeek-V2", "decoder"), "deepseek_v3": Family("DeepSeek-V3", "decoder"),
-    "falcon": Family("Falcon", "falcon", tied=True), "RefinedWebModel": Family("Falcon", "falcon", tied=True),
-    "RefinedWeb": Family("Falcon", "falcon", tied=True), "gpt_neox": Family("GPT-NeoX", "neox"),
-    "gpt2": Family("GPT-2", "gpt2", tied=True), "gptj": Family("GPT-J", "gptj"),
+    "llama": Family(name="Llama 2/3/3.1/3.2/3.3", kind="decoder"),
+    "mistral": Family(name="Mistral", kind="decoder"),
+    "mixtral": Family(name="Mixtral", kind="decoder"),
+    "qwen2": Family(name="Qwen2/2.5", kind="decoder"),
+    "qwen3": Family(name="Qwen3", kind="decoder"),
+    "qwen2_moe": Family(name="Qwen MoE", kind="decoder"),
+    "qwen3_moe": Family(name="Qwen MoE", kind="decoder"),
+    "gemma": Family(name="Gemma", kind="decoder", tied=True),
+    "gemma2": Family(name="Gemma 2", kind="decoder", tied=True),
+    "gemma3_text": Family(name="Gemma 3", kind="decoder", tied=True),
+    "gemma3": Family(name="Gemma 3", kind="decoder", tied=True),
+    "phi3": Family(name="Phi-3/Phi-4", kind="decoder"),
+    "olmo": Family(name="OLMo", kind="decoder"),
+    "olmo2": Family(name="OLMo 2", kind="decoder"),
+    "deepseek_v2": Family(name="DeepSeek-V2", kind="decoder"),
+    "deepseek_v3": Family(name="DeepSeek-V3", kind="decoder"),
+    "falcon": Family(name="Falcon", kind="falcon", tied=True),
+    "RefinedWebModel": Family(name="Falcon", kind="falcon", tied=True),
+    "RefinedWeb": Family(name="Falcon", kind="falcon", tied=True),
+    "gpt_neox": Family(name="GPT-NeoX", kind="neox"),
+    "gpt2": Family(name="GPT-2", kind="gpt2", tied=True),
+    "gptj": Family(name="GPT-J", kind="gptj"),
 }
 ARCHITECTURES = {
     "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MixtralForCausalLM": "mixtral",
@@ -271,7 +283,8 @@ def _gpt2(config: Config, family: Family) -> dict:
     return dict(layers=config.need("n_layer", "num_hidden_layers"), hidden=hidden,
                 heads=config.need("n_head", "num_attention_heads"), vocab=config.need("vocab_size"),
                 ffn_hidden=config.integer("n_inner", 4 * hidden), mlp="gelu", norm="layernorm", bias=True,
-                learned_positions=family.kind == "gpt2", tied_embeddings=config.flag("tie_word_embeddings", family.tied))
+                learned_positions=family.kind == "gpt2",
+                tied_embeddings=config.flag("tie_word_embeddings", family.tied))
 
 
 def _neox(config: Config, family: Family) -> dict:
