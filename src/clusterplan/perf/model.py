@@ -248,7 +248,7 @@ class Transformer:
 
 
 def with_seq_len(model: Transformer, seq_len: int, note: str = "set by --seq-len (workload.seq_len)") -> Transformer:
-    """``model`` trained at ``seq_len`` tokens (0 keeps its own)."""
+    """``model`` trained at ``seq_len`` tokens (0 keeps its own); a learned position table grows to cover it."""
     if not seq_len or seq_len == model.seq_len:
         return model
-    return replace(model, seq_len=seq_len, seq_len_note=note, max_context=model.max_context_length)
+    return replace(model, seq_len=seq_len, seq_len_note=note, max_context=max(seq_len, model.max_context_length))
