@@ -17,7 +17,8 @@ import sys
 from validate_training import cluster, predict
 
 from clusterplan.perf.layout import Constraints
-from clusterplan.perf.model import preset, with_seq_len
+from clusterplan.perf.model import with_seq_len
+from clusterplan.perf.presets import preset
 
 LLAMA3_TABLE4 = (  # GPUs, tp, cp, pp, dp, sequence, published BF16 MFU
     (8192, 8, 1, 16, 64, 8192, 0.43),

@@ -16,7 +16,7 @@ from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
 from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.layout import Layout, layouts
-from clusterplan.perf.model import preset
+from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
 from clusterplan.perf.step import evaluate
 from clusterplan.spec import load_spec

@@ -6,6 +6,7 @@ import pytest
 
 from clusterplan.cli.main import main
 from clusterplan.cli.train import FLAGS
+from clusterplan.perf.presets import CONFIGS
 
 
 def run(capsys, *argv):
@@ -109,9 +110,19 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 
 def test_config_json_missing_keys(capsys, tmp_path):
     path = tmp_path / "config.json"
-    path.write_text('{"hidden_size": 4096, "num_hidden_layers": 32}')
+    path.write_text('{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32}')
     code, _, err = run(capsys, "train", "--model-config", str(path))
     assert code == 2 and "num_attention_heads: missing key" in err
+
+
+def test_unknown_architecture_names_it_and_the_known_families(capsys, tmp_path):
+    """A config of a family the reader does not know is one line naming it and the families, exit 2."""
+    path = tmp_path / "config.json"
+    path.write_text('{"architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 768}')
+    code, out, err = run(capsys, "train", "--model-config", str(path))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "unknown architecture (model_type 'mamba' architectures 'MambaForCausalLM')" in err
+    assert "known families: Llama 2/3/3.1/3.2/3.3, Mistral, Mixtral" in err and "DeepSeek-V3" in err
 
 
 def test_infeasible_layout_is_exit_3_with_the_reason(capsys):
@@ -242,3 +253,17 @@ def test_overlap_grad_reduce_is_a_workload_setting(capsys):
     assert hidden["scenario"]["workload"]["overlap_grad_reduce"] is True
     assert exposed["step_breakdown_s"]["dp_comm"] > hidden["step_breakdown_s"]["dp_comm"]
     assert exposed["step_time_s"] > hidden["step_time_s"]
+
+
+def test_model_config_reads_a_snapshot_folder_and_names_the_model_by_it(capsys, tmp_path):
+    """--model-config DIR reads DIR/config.json; a Hugging Face cache folder names the model (issue 22)."""
+    snapshot = tmp_path / "models--Qwen--Qwen3-32B" / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text((CONFIGS / "qwen3-32b.json").read_text())
+    code, out, _ = run(capsys, "train", "--model-config", str(snapshot), "--format", "json")
+    model = json.loads(out)["model"]
+    assert code == 0 and model["name"] == "Qwen/Qwen3-32B" and model["head_dim"] == 128
+    assert model["params"] == pytest.approx(32.8e9, rel=0.002) and model["seq_len"] == 8192
+    assert "the pre-training context (capped at the default 8,192)" in model["seq_len_source"]
+    code, _, err = run(capsys, "train", "--model-config", str(tmp_path))
+    assert code == 2 and err == f"clusterplan: error: --model-config: {tmp_path} is a folder without a config.json\n"

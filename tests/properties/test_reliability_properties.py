@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design import design
-from clusterplan.perf.model import PRESETS
+from clusterplan.perf.presets import PRESETS
 from clusterplan.plan.reliability import reliability_settings, scenario_rates
 from clusterplan.reliability import goodput
 from clusterplan.reliability.checkpoint import daly_interval_s, goodput_fraction

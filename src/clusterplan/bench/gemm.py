@@ -19,7 +19,8 @@ from typing import Any, TextIO
 from clusterplan import __version__
 from clusterplan.bench.timing import Progress, time_calls
 from clusterplan.errors import ConfigError
-from clusterplan.perf.model import PRESETS, Transformer
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.presets import PRESETS
 from clusterplan.schema import FROZEN
 
 SCHEMA = "clusterplan.gemm/1"

@@ -53,17 +53,16 @@ def memory_bandwidth_Bps(hw: Hardware) -> float:
 
 def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, recompute, redo) -> Compute:
     """Forward, backward and recomputation time of one micro-batch; ``redo`` is the recomputed share of layers."""
-    h, g, ffn, V = model.hidden, model.kv_dim, model.ffn_hidden, model.vocab
-    f_up = ffn * (2 if model.mlp == "swiglu" else 1)
-    k_experts, T, ftp = model.experts_per_token, stage.tokens, stage.tp
+    h, V, T, ftp = model.hidden, model.vocab, stage.tokens, stage.tp
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options)
-    t_gemm = (gemm(T, h, (h + 2 * g) / ftp) + gemm(T, h / ftp, h)
-              + k_experts * (gemm(T, h, f_up / ftp) + gemm(T, ffn / ftp, h)))
+    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm)
     t_attn_f, t_attn_b, softmax_bytes = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
-    elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) * k_experts / ftp) + softmax_bytes
+    ffn = model.active_ffn
+    f_up = ffn * (2 if model.gated else 1)
+    elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp) + softmax_bytes
     t_elem_f = elementwise_bytes / mem_bw
     kernels_f = 16 * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
@@ -74,6 +73,33 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute)
+
+
+def _attention_gemms(model: Transformer, T, ftp, gemm):
+    """One layer's attention projections: q, k and v (MLA: down to the latents, then up per head), output."""
+    h = model.hidden
+    out = gemm(T, model.o_dim / ftp, h)
+    if not model.kv_lora_rank:
+        return gemm(T, h, (model.q_dim + model.k_dim + model.v_dim) / ftp) + out
+    q_rank, kv_rank, rope = model.q_lora_rank, model.kv_lora_rank, model.rope_head_dim
+    q = gemm(T, h, q_rank) + gemm(T, q_rank, model.q_dim / ftp) if q_rank else gemm(T, h, model.q_dim / ftp)
+    kv_up = model.heads * (model.attention_head_dim - rope + model.value_head_dim)
+    return q + gemm(T, h, kv_rank + rope) + gemm(T, kv_rank, kv_up / ftp) + out
+
+
+def _mlp_gemms(model: Transformer, T, ftp, gemm):
+    """One layer's MLP, averaged over dense and MoE layers: each active expert, the shared ones, the router."""
+    h, up = model.hidden, 2 if model.gated else 1
+
+    def mlp(width):
+        return gemm(T, h, up * width / ftp) + gemm(T, width / ftp, h) if width else 0.0
+
+    dense = mlp(model.dense_width)
+    if not model.moe_layers:
+        return dense
+    moe = (model.experts_per_token * mlp(model.ffn_hidden) + mlp(model.shared_ffn_hidden)
+           + gemm(T, h, model.experts))
+    return (model.moe_layers * moe + (model.layers - model.moe_layers) * dense) / model.layers
 
 
 def _roofline(hw: Hardware, options: Options):
@@ -95,9 +121,10 @@ def _roofline(hw: Hardware, options: Options):
 
 
 def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage, gemm) -> tuple:
-    """(forward s, backward s, softmax bytes) of one layer's attention."""
+    """(forward s, backward s, softmax bytes) of one layer's attention (sliding layers: their window only)."""
     s, ftp = options.seq_len, stage.tp
-    attn_flops = 4 * stage.tokens * s * model.hidden / ftp        # scores and values, full s x s
+    keys = model.attended(s)                                        # keys per query, averaged over layers
+    attn_flops = stage.tokens * model.attention_flops_per_token(s) / ftp     # scores and values, full s x s
     if options.attention in FUSED:
         efficiency = hw.attention_efficiency if options.attention == "flash" else hw.flash2_efficiency
         slower_f, slower_b = FUSED[options.attention]
@@ -105,6 +132,7 @@ def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage,
         # the backward recomputes the scores: 5 GEMMs
         return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0
     # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
-    per_head = gemm(stage.tokens, model.head_dim, s) * 2 * (model.heads / ftp)
-    softmax_bytes = 9 * model.heads * s / ftp * stage.tokens       # scale-mask-softmax 4, dropout 5 bytes/score
+    per_head = (gemm(stage.tokens, model.attention_head_dim, keys)
+                + gemm(stage.tokens, model.value_head_dim, keys)) * (model.heads / ftp)
+    softmax_bytes = 9 * model.heads * keys / ftp * stage.tokens    # scale-mask-softmax 4, dropout 5 bytes/score
     return per_head, 2 * per_head, softmax_bytes

@@ -3,8 +3,9 @@
 States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
 weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
 sharding. Activations follow Korthikanti et al. 2022 (arXiv 2205.05198),
-generalised to grouped-query attention and SwiGLU, with sequence parallelism and
-each recomputation choice; "block" recomputes the fewest whole layers that fit.
+generalised to grouped-query and latent attention, explicit head sizes, gated MLPs
+and experts, with sequence parallelism and each recomputation choice; "block"
+recomputes the fewest whole layers that fit.
 """
 
 from __future__ import annotations
@@ -77,14 +78,18 @@ def optimizer_shard(stage: Stage, zero):
 
 def activations(model: Transformer, options: Options, stage: Stage, layout) -> Activations:
     """Korthikanti et al.'s activation bytes per layer and token, with or without sequence parallelism."""
-    h, g, ffn = model.hidden, model.kv_dim, model.ffn_hidden
-    f_up = ffn * (2 if model.mlp == "swiglu" else 1)
+    h, ffn = model.hidden, model.active_ffn
+    f_up = ffn * (2 if model.gated else 1)
     sp, ftp = stage.sequence_parallel, stage.tp
     repl = 10 * h                                               # norms and dropout inputs: TP-replicated without SP
-    sharded = 4 * h + 4 * g + 2 * f_up * model.experts_per_token + 2 * ffn * model.experts_per_token
-    kept = where(sp, (repl + sharded) / ftp, repl + sharded / ftp)
+    # Q and K, V kept for the backward, the attention output; MLA adds its latents (not TP-sharded)
+    attention = 2 * model.q_dim + 2 * model.k_dim + 2 * model.v_dim + 2 * model.o_dim
+    latents = 2 * (model.q_lora_rank + model.kv_lora_rank + model.rope_head_dim) if model.kv_lora_rank else 0
+    sharded = attention + 2 * f_up + 2 * ffn
+    kept = where(sp, (repl + sharded + latents) / ftp, repl + latents + sharded / ftp)
     if options.attention == "unfused":
-        kept = kept + where(layout.recompute != "selective", 5 * model.heads * options.seq_len / ftp, 0.0)
+        kept = kept + where(layout.recompute != "selective", 5 * model.heads * model.attended(options.seq_len) / ftp,
+                            0.0)
     pp, virtual_stages = layout.pp, layout.virtual_stages
     in_flight = minimum(as_float(pp), ceil(stage.micro_batches)) * where(
         virtual_stages > 1, 1 + (pp - 1) / (as_float(pp) * virtual_stages), 1.0)

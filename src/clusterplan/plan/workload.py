@@ -8,7 +8,9 @@ from pathlib import Path
 
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
-from clusterplan.perf.model import Transformer, from_hf_config, preset, with_seq_len
+from clusterplan.perf.hf import from_hf_config
+from clusterplan.perf.model import Transformer, with_seq_len
+from clusterplan.perf.presets import preset
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints
 from clusterplan.schema import FROZEN
@@ -34,20 +36,31 @@ class Job:
 
 
 def workload_model(workload: Workload, default: str = "") -> Transformer:
-    """The ``[workload]``'s model: a preset, a Hugging Face config.json, or else the preset ``default``."""
+    """The ``[workload]``'s model: a preset, a Hugging Face config.json (or a snapshot folder holding one),
+    or else the preset ``default``."""
     if workload.model_config:
+        path, name = config_file(Path(workload.model_config))
         try:
-            text = Path(workload.model_config).read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except OSError as error:
-            raise ConfigError(f"cannot read {workload.model_config}: {error.strerror}",
-                              key="workload.model_config") from None
+            raise ConfigError(f"cannot read {path}: {error.strerror}", key="workload.model_config") from None
         except UnicodeDecodeError:
-            raise ConfigError(f"cannot read {workload.model_config}: not UTF-8 text",
-                              key="workload.model_config") from None
-        return from_hf_config(text, source=str(workload.model_config))
+            raise ConfigError(f"cannot read {path}: not UTF-8 text", key="workload.model_config") from None
+        return from_hf_config(text, source=str(path), name=name)
     if workload.model or default:
         return preset(workload.model or default)
     raise ConfigError("no model: give --model, --model-config or [workload] model", key="workload.model")
+
+
+def config_file(path: Path) -> tuple[Path, str]:
+    """(the config.json, the model's name where the folder says it) of a file or a Hugging Face snapshot
+    folder (``models--org--name/snapshots/<commit>/``); "" leaves the name to the config."""
+    if not path.is_dir():
+        return path, ""
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"{path} is a folder without a config.json", key="workload.model_config")
+    cached = next((part for part in reversed(path.resolve().parts) if part.startswith("models--")), "")
+    return path / "config.json", "/".join(cached.split("--")[1:]) if cached else ""
 
 
 def job_gpus(workload: Workload, design: Design) -> int:

@@ -132,14 +132,23 @@ def _line(line: Any) -> dict[str, Any]:
 CATALOG_SCHEMA = "clusterplan.catalog/1"
 
 
+def _context_source(model: Any) -> str:
+    """Where the training context came from: the config's note, or a preset's publication."""
+    return model.seq_len_note or f"the published training context ({model.source.split(';')[0]})"
+
+
 def training_section(job: Any) -> dict[str, Any]:
     """The prediction of a workload (``plan.training.Training``): best layout first, then the others."""
     best = job.best
     model = job.model
     out: dict[str, Any] = {
-        "model": {"name": model.name, "params": model.params, "layers": model.layers, "hidden": model.hidden,
-                  "heads": model.heads, "kv_heads": model.query_groups, "ffn_hidden": model.ffn_hidden,
-                  "vocab": model.vocab, "seq_len": job.options.seq_len,
+        "model": {"name": model.name, "params": model.params, "active_params": model.active_params,
+                  "layers": model.layers, "hidden": model.hidden, "heads": model.heads,
+                  "kv_heads": model.query_groups, "head_dim": model.attention_head_dim,
+                  "ffn_hidden": model.ffn_hidden, "experts": model.experts,
+                  "experts_per_token": model.experts_per_token, "vocab": model.vocab, "seq_len": job.options.seq_len,
+                  "seq_len_source": _context_source(model),
+                  "max_context": model.max_context_length,
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
                           "no recomputation) / (GPUs x dense BF16 peak)",

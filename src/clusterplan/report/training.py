@@ -21,8 +21,10 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     lay = doc["layout"]
     memory = doc["memory_bytes_per_gpu"]
     rows = [
-        ("Model", f"{doc['model']['name']} ({doc['model']['params'] / 1e9:.1f}B parameters, "
-                  f"sequence {doc['model']['seq_len']}), {doc['num_gpus']} GPUs, {doc['precision']}"),
+        ("Model", f"{doc['model']['name']} ({_parameters(doc['model'])}, sequence {doc['model']['seq_len']}), "
+                  f"{doc['num_gpus']} GPUs, {doc['precision']}"),
+        ("Shapes", _shapes(doc["model"])),
+        ("Training context", f"{doc['model']['seq_len']:,} tokens: {doc['model']['seq_len_source']}"),
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}, micro-batch {lay['mbs']}, "
                    f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
                    f"ZeRO {lay['zero']}"),
@@ -82,6 +84,20 @@ def _mfu(doc: dict[str, Any]) -> str:
 def precision_peak(doc: dict[str, Any]) -> str:
     """The peak a run's ``precision_peak_fraction`` is of: "FP8 dense peak", "BF16 2:4-sparse peak"."""
     return f"{doc['precision'].upper()} {'2:4-sparse' if doc.get('sparsity_speedup', 1) > 1 else 'dense'} peak"
+
+
+def _parameters(model: dict[str, Any]) -> str:
+    active = model.get("active_params", model["params"])
+    return f"{model['params'] / 1e9:.1f}B parameters" + (f", {active / 1e9:.1f}B active" if active != model["params"]
+                                                           else "")
+
+
+def _shapes(model: dict[str, Any]) -> str:
+    """Layers, width, heads, experts of the model read."""
+    experts = (f", {model['experts']} experts ({model['experts_per_token']} per token)" if model["experts"] > 1
+               else "")
+    return (f"{model['layers']} layers, hidden {model['hidden']:,}, {model['heads']} heads / {model['kv_heads']} "
+            f"KV heads x head_dim {model['head_dim']}, MLP {model['ffn_hidden']:,}{experts}")
 
 
 def _raw_effective(raw: float, effective: float | None, fmt) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterplan.catalog import Catalog
-from clusterplan.perf.model import PRESETS
+from clusterplan.perf.presets import PRESETS
 from clusterplan.report.figures import resolve
 from clusterplan.report.svg import esc
 from clusterplan.schema import FROZEN

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from clusterplan.bench.gemm import MODELS, TRANSFORMER_SHAPES, transformer_shapes
-from clusterplan.perf.model import PRESETS
+from clusterplan.perf.presets import PRESETS
 
 
 def test_the_shapes_are_the_llama3_presets_projections():

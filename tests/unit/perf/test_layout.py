@@ -4,7 +4,7 @@ import pytest
 from clusterplan.errors import ConfigError
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints, Layout, layouts, violations
-from clusterplan.perf.model import preset
+from clusterplan.perf.presets import preset
 
 
 def test_a_layout_names_every_offending_value():

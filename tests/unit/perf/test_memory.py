@@ -1,8 +1,10 @@
+from dataclasses import replace
+
 import pytest
 
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Layout
-from clusterplan.perf.model import preset
+from clusterplan.perf.presets import preset
 from clusterplan.perf.step import evaluate
 
 
@@ -45,3 +47,24 @@ def test_memory_parts_add_up_to_the_total(hw):
     mem = evaluate(model, hw, Options(seq_len=4096, global_batch=64), Layout(tp=2, dp=8, zero=3)).memory
     parts = (mem.weights, mem.gradients, mem.optimizer, mem.gathered_weights, mem.activations, mem.reserved)
     assert mem.gathered_weights > 0 and sum(parts) == pytest.approx(mem.total)
+
+
+def test_activations_follow_the_real_attention_widths(hw):
+    """Qwen3-32B's 8,192-wide queries and outputs (64 x 128 on a 5,120 model) and its 8 x 128 K and V are what
+    a layer keeps: Korthikanti's 4h + 4g becomes 2q + 2k + 2v + 2o."""
+    model = preset("qwen3-32b")
+    s, b = 4096, 1
+    opts = Options(seq_len=s, global_batch=b)
+    mem = evaluate(model, hw, opts, Layout(mbs=b, recompute="selective")).memory
+    f = model.ffn_hidden
+    per_token = 10 * model.hidden + 2 * 8192 + 2 * 1024 + 2 * 1024 + 2 * 8192 + 2 * 2 * f + 2 * f
+    assert mem.activations == pytest.approx(model.layers * s * b * per_token + 4 * s * b * model.vocab)
+
+
+def test_sliding_window_bounds_unfused_score_memory(hw):
+    """Unfused attention keeps 5 bytes per score: a sliding layer keeps them for its window only."""
+    model = preset("mistral-7b")                       # every layer slides over 4,096 tokens
+    opts = Options(seq_len=8192, global_batch=1, attention="unfused")
+    windowed = evaluate(model, hw, opts, Layout()).memory.activations
+    full = evaluate(replace(model, sliding_layers=0), hw, opts, Layout()).memory.activations
+    assert full - windowed == pytest.approx(model.layers * 8192 * 5 * model.heads * (8192 - 4096))

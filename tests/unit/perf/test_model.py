@@ -3,7 +3,8 @@ import json
 import pytest
 
 from clusterplan.errors import ConfigError
-from clusterplan.perf.model import PRESETS, from_hf_config, preset
+from clusterplan.perf.hf import from_hf_config
+from clusterplan.perf.presets import PRESETS, preset
 
 # Published sizes: Llama 2 paper / model cards, Llama 3 Herd paper, GPT-3 paper, SC21 Table 1.
 PUBLISHED = {"llama2-7b": 6.74e9, "llama2-13b": 13.02e9, "llama2-70b": 68.98e9, "llama3-8b": 8.03e9,
@@ -52,11 +53,11 @@ def test_mixtral_counts_every_expert_but_flops_only_the_active_ones():
 
 
 @pytest.mark.parametrize("text, message", [
-    ('{"hidden_size": 4096}', "num_hidden_layers: missing key"),
+    ('{"model_type": "llama", "hidden_size": 4096}', "num_hidden_layers: missing key"),
     ('{"hidden_size": 4096,', "not valid JSON"),
     ('[1, 2]', "expected a JSON object"),
-    ('{"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 3, "vocab_size": 10, '
-     '"max_position_embeddings": 8, "intermediate_size": 8}', "heads"),
+    ('{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 3, '
+     '"vocab_size": 10, "max_position_embeddings": 8, "intermediate_size": 8}', "heads"),
 ])
 def test_bad_config_json_names_the_key(text, message):
     with pytest.raises(ConfigError, match=message):
@@ -86,8 +87,10 @@ def test_every_shape_is_a_whole_number_in_range(change, key):
 
 
 def test_odd_names_and_deep_nesting():
-    """architectures that are no list of names fall back to the model type; 100,000 nested [ is one error."""
-    assert from_hf_config(json.dumps({**LLAMA, "architectures": 5})).name == "llama"
-    assert from_hf_config(json.dumps({**LLAMA, "architectures": {"a": 1}})).name == "llama"
+    """architectures that are no list of names are errors naming the key (issue 19 item 5); 100,000 nested [ is
+    one error."""
+    for odd in (5, {"a": 1}):
+        with pytest.raises(ConfigError, match="c.json: architectures: must be a list of strings"):
+            from_hf_config(json.dumps({**LLAMA, "architectures": odd}), source="c.json")
     with pytest.raises(ConfigError, match="c.json: not valid JSON: nested too deeply"):
         from_hf_config("[" * 100_000, source="c.json")

@@ -2,7 +2,7 @@ import pytest
 
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints
-from clusterplan.perf.model import preset
+from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
 from clusterplan.perf.step import Prediction
 

@@ -5,7 +5,8 @@ import pytest
 
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints, Layout, layouts
-from clusterplan.perf.model import Transformer, preset
+from clusterplan.perf.model import Transformer
+from clusterplan.perf.presets import preset
 from clusterplan.perf.step import HOST_PASS_S, evaluate
 
 

@@ -16,7 +16,7 @@ def test_workload_model_from_preset_or_config(tmp_path):
     """A preset by name, a config.json by path, and an unreadable path named in the error."""
     assert workload_model(Workload(model="llama3-8b")).name == "llama3-8b"
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+    config.write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
                                   "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 128}))
     assert workload_model(Workload(model_config=str(config))).layers == 2
     with pytest.raises(ConfigError, match="workload.model_config: cannot read"):

@@ -10,7 +10,7 @@ from clusterplan.checks import reliability_checks
 from clusterplan.cost.bom import bill_of_materials
 from clusterplan.design import design
 from clusterplan.errors import ConfigError
-from clusterplan.perf.model import preset
+from clusterplan.perf.presets import preset
 from clusterplan.plan.reliability import reliability_settings, scenario_rates
 from clusterplan.reliability import Settings, goodput
 from clusterplan.reliability.checkpoint import daly_interval_s
