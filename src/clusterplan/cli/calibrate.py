@@ -8,9 +8,8 @@ import sys
 
 from clusterplan.bench.calibrate import calibrate, to_toml
 from clusterplan.bench.documents import BENCH_SCHEMA, log_document
-from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.cli.exits import Exit
-from clusterplan.cli.inputs import read_text
+from clusterplan.cli.inputs import read_log, read_text
 from clusterplan.cli.output import emit
 from clusterplan.errors import ConfigError
 
@@ -50,7 +49,7 @@ def _document(path: str, op: str | None, ranks: int | None) -> dict:
         if doc.get("schema") != BENCH_SCHEMA:
             raise ConfigError(f"expected schema {BENCH_SCHEMA}, got {doc.get('schema')!r}", source=path)
     else:
-        doc = log_document(parse_nccl_tests(text, source=path, op=op), source=path)
+        doc = log_document(read_log(path, op, text=text), source=path)
     doc["source"] = path
     doc["op"] = doc.get("op") or op
     doc["world_size"] = doc.get("world_size") or ranks
