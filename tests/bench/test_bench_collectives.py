@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -340,3 +341,53 @@ def test_ctrl_c_stops_every_rank_with_130(tmp_path):
         os.close(master)
     assert codes == [130, 130] and errors == ""
     assert not out_file.exists()
+
+
+# --- under torchrun: bad options and a stopped rank (issue 19 item 11) ---------------------
+
+def test_a_bad_option_under_torchrun_is_said_by_every_rank_that_lives_to_say_it():
+    """3 ranks with -c 2: options are checked before the rendezvous and every rank prints the one line, so
+    torchrun stopping the others when the first exits cannot lose the reason; each rank exits 2."""
+    done = torchrun(3, "-m", "clusterplan", "bench", "collectives", "-c", "2", timeout=120)
+    said = [line for line in done.stderr.splitlines() if line.startswith("clusterplan:")]
+    assert done.returncode == 1 and said and set(said) == {"clusterplan: error: -c: must be 0 or 1, got 2"}
+    codes = re.findall(r"^\s*exitcode\s*:\s*(-?\d+)", done.stderr, flags=re.MULTILINE)
+    assert "2" in codes and set(codes) <= {"2", "-15"}   # exit 2, or stopped by torchrun after another did
+    assert not re.search(r'File ".*clusterplan', done.stderr) and done.stdout == ""   # torchrun's own traceback only
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The processes ``parent`` started (torchrun's workers), from /proc."""
+    children = Path(f"/proc/{parent}/task/{parent}/children")
+    return [int(pid) for pid in children.read_text().split()] if children.exists() else []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads the workers from /proc")
+def test_a_stopped_rank_under_torchrun_ends_the_job_at_the_timeout_plus_torchruns_grace(tmp_path):
+    """3 ranks under torchrun, one SIGSTOPped: the two others name the stall and exit 1 at --timeout, torchrun
+    SIGKILLs the stopped one after its fixed 30 s grace (docs/bench.md), nothing is written."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "3",
+               "-m", "clusterplan", "bench", "collectives", "-b", "1K", "-e", "1K",
+               "-n", "100000000", "-w", "1", "--timeout", "6", "--out", str(tmp_path / "never.json")]
+    job = subprocess.Popen(command, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(worker_pids(job.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = worker_pids(job.pid)
+        assert len(workers) == 3, "torchrun did not start 3 workers"
+        os.kill(workers[1], signal.SIGSTOP)
+        stopped = time.monotonic()
+        _, errors = job.communicate(timeout=120)
+        elapsed = time.monotonic() - stopped
+    finally:
+        if job.poll() is None:
+            for pid in worker_pids(job.pid):
+                os.kill(pid, signal.SIGKILL)
+            job.kill()
+            job.wait()
+    said = [line for line in errors.splitlines() if line.startswith("clusterplan: error:")]
+    assert job.returncode == 1 and len(said) == 2 and all("a peer died or hung" in line for line in said)
+    assert 6 + 30 <= elapsed < 6 + 30 + 30, elapsed
+    assert re.search(r"exitcode\s*:\s*-9", errors) and not re.search(r'File ".*clusterplan', errors)
+    assert not (tmp_path / "never.json").exists()

@@ -157,3 +157,26 @@ def test_fp8_collectives_move_one_byte_per_element(capsys):
     fp8 = json.loads(capsys.readouterr().out)["rows"][0]
     assert main([*argv, "bf16"]) == 0
     assert fp8["count"] == 2 * json.loads(capsys.readouterr().out)["rows"][0]["count"]
+
+
+def test_a_log_cut_inside_its_last_row_is_read_alike_by_every_command(capsys, tmp_path):
+    """bench parse, calibrate, collectives and report --measured read one reader: the cut row left out, counted
+    in the document and named on stderr with its line (issue 19 item 6)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / P4DE_LOG).read_text()
+    lines = text.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.split()[1:2] == ["2147483648"])
+    path = tmp_path / "cut.log"
+    path.write_text("\n".join(lines[:last] + [lines[last][:len(lines[last]) // 2]]))
+    note = f"clusterplan: warning: {path}:{last + 1}: the log ends inside this row (1 truncated row left out; 28 rows read)"
+    code, out, err = run(capsys, "bench", "parse", str(path))
+    assert code == 0 and err.strip() == note
+    assert json.loads(out)["num_truncated_rows"] == 1 and len(json.loads(out)["rows"]) == 28
+    code, out, err = run(capsys, "calibrate", str(path))
+    assert code == 0 and err.splitlines()[0] == note
+    code, out, err = run(capsys, "collectives", "--format", "json", "--measured", str(path), *P4DE_LIKE)
+    assert code == 0 and err.strip() == note and json.loads(out)["measured"]["rows"] > 20
+    scenario = str(Path(__file__).parents[2] / "examples" / "reference-128x-h100.toml")
+    code, out, err = run(capsys, "report", scenario, "--measured", str(path), "--samples", "200", "--format", "json")
+    assert code == 0 and err.strip() == note

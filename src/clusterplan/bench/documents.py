@@ -55,7 +55,8 @@ def log_document(log: NcclTestsLog, *, source: str) -> dict[str, Any]:
     """An nccl-tests log as a ``clusterplan.bench/1`` document."""
     versions = {k: v for k, v in (("nccl-tests", log.version), ("nccl", log.nccl_version)) if v}
     return bench_document(op=log.op, rows=rows_as_dicts(log), world_size=log.num_ranks, backend="nccl-tests log",
-                          versions=versions, source=source, extra={"avg_busbw_GBps": log.avg_busbw_GBps})
+                          versions=versions, source=source,
+                          extra={"avg_busbw_GBps": log.avg_busbw_GBps, "num_truncated_rows": log.num_truncated_rows})
 
 
 def rows_as_dicts(log: NcclTestsLog) -> list[dict]:

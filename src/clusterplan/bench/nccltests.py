@@ -30,6 +30,18 @@ class NcclTestsLog:
     avg_busbw_GBps: float | None   # the "# Avg bus bandwidth" footer
     version: str | None            # nccl-tests / rccl-tests version, else the NCCL library's
     nccl_version: str | None = None  # the NCCL (or RCCL) library version alone
+    truncated_line: int | None = None  # the last row, cut short by the end of the log and left out
+
+    @property
+    def num_truncated_rows(self) -> int:
+        return 0 if self.truncated_line is None else 1
+
+    def notes(self, source: str) -> list[str]:
+        """What a reader of the log should be told (the row left out)."""
+        if self.truncated_line is None:
+            return []
+        return [f"{source}:{self.truncated_line}: the log ends inside this row (1 truncated row left out; "
+                f"{len(self.rows)} rows read)"]
 
 
 _OPS = ("all_reduce|all_gather|reduce_scatter|alltoallv|alltoall|broadcast|reduce"
@@ -63,12 +75,13 @@ def parse_nccl_tests(text: str, *, source: str = "<log>", op: str | None = None)
     """
     raw = _lines(text)
     lines = [_strip_prefix(line) for line in raw]
-    rows = read_rows(lines, source)
+    table = read_rows(lines, source)
     tests_version = _first(_TESTS_VERSION, raw)
     library_version = _first(_LIBRARY_VERSION, raw)
     return NcclTestsLog(
         op=_detect_op(raw, source) or (_canonical_op(op) if op else None),
-        rows=rows,
+        rows=table.rows,
+        truncated_line=table.truncated_line,
         num_ranks=_num_ranks(lines),
         avg_busbw_GBps=_avg_busbw(raw, source),
         version=tests_version or library_version,

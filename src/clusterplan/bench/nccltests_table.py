@@ -6,7 +6,8 @@ root  time  algbw  busbw  #wrong ...``), so older layouts (no ``root`` or no
 the timestamp column are read by name. A table pasted without its header is
 read by its number of columns. Rows wrapped onto several lines are joined.
 Anything that looks like a result row but cannot be read is a ``ConfigError``
-naming the line. Times are converted from the printed microseconds to
+naming the line, except a row the log ends inside (a job killed while it
+printed): that one is left out and counted, and the caller reports it. Times are converted from the printed microseconds to
 seconds; bandwidths stay in GB/s (1e9 B/s) as nccl-tests prints them.
 """
 
@@ -107,11 +108,25 @@ def _looks_like_row(tokens: list[str], *, in_table: bool) -> bool:
     return signs >= (2 if in_table else 3)
 
 
-def read_rows(lines: list[str], source: str) -> tuple[Row, ...]:
+@dataclass(**FROZEN)
+class Table:
+    """The rows read, and the row the log ends inside (left out), if any."""
+
+    rows: tuple[Row, ...]
+    truncated_line: int | None = None   # 1-based line of the last row, cut short by the end of the log
+
+    @property
+    def num_truncated_rows(self) -> int:
+        return 0 if self.truncated_line is None else 1
+
+
+def read_rows(lines: list[str], source: str) -> Table:
     """Every result row of ``lines`` (launcher prefixes already stripped); line numbers count from 1."""
+    last = _last_line(lines)
     headed = any(line.lstrip().startswith("#") and _is_header(line.split()) for line in lines)
     layout, in_table, header_line = None, not headed, None
     rows: list[Row] = []
+    truncated, row_layout = None, None   # the layout of the last row read: a cut-short row is judged by it
     index = 0
     while index < len(lines):
         number, body = index + 1, lines[index].strip()
@@ -125,16 +140,31 @@ def read_rows(lines: list[str], source: str) -> tuple[Row, ...]:
             elif _TABLE_END.search(body):
                 in_table = False
             continue
+        if number == last and row_layout and _cut_short(body.split(), row_layout):
+            truncated = number
+            break
         if not _looks_like_row(body.split(), in_table=in_table):
             continue
         tokens, index = _gather(lines, index - 1, layout, source)
+        row_layout = layout or _guess_layout(tokens)
         try:
-            rows.append(_row(tokens, layout or _guess_layout(tokens)))
+            rows.append(_row(tokens, row_layout))
         except ConfigError as error:
             raise ConfigError(error.message, key=error.key, source=source, line=number) from None
     if not rows:
         raise _no_rows(lines, header_line, source)
-    return tuple(rows)
+    return Table(rows=tuple(rows), truncated_line=truncated)
+
+
+def _last_line(lines: list[str]) -> int:
+    """The 1-based number of the last line that holds anything (0 for none)."""
+    return next((n for n in range(len(lines), 0, -1) if lines[n - 1].strip()), 0)
+
+
+def _cut_short(tokens: list[str], layout: _Layout) -> bool:
+    """A row begun but not finished: a whole number first, fewer tokens than a full row and not an
+    out-of-place-only row (a log that ends inside a row, as when the job was killed while printing)."""
+    return bool(tokens) and tokens[0].isdigit() and len(tokens) < layout.full and len(tokens) not in layout.counts
 
 
 def _no_rows(lines: list[str], header_line: int | None, source: str) -> ConfigError:

@@ -49,12 +49,9 @@ def run(args: argparse.Namespace) -> int:
     launch = discover(os.environ, master_addr=args.master_addr, master_port=args.master_port)
     # torch's C++ warnings (socket polls, store retries) would bury the one-line failure message
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
-    try:
-        config = _config(args, launch.world_size)
-    except ConfigError:
-        if launch.rank != 0:
-            return Exit.BAD_INPUT  # every rank sees the same options: rank 0 says what is wrong
-        raise
+    # Options are checked before any rendezvous, and every rank says what is wrong: a launcher that stops the
+    # other ranks when the first exits (torchrun) could otherwise kill the one rank meant to say it.
+    config = _config(args, launch.world_size)
     try:   # the display is gone (also on Ctrl-C) before anything else is written
         with progress(args, "collectives", rank=launch.rank) as shown:
             result = run_benchmark(config, launch, progress=shown.update)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.bench.documents import log_document
-from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.cli.exits import Exit
-from clusterplan.cli.inputs import read_text
+from clusterplan.cli.inputs import read_log
 from clusterplan.cli.output import emit, write_json
 
 
@@ -21,6 +20,6 @@ def add_parser(group) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = parse_nccl_tests(read_text(args.file, what="the log"), source=args.file, op=args.op)
+    log = read_log(args.file, args.op)
     emit(lambda stream: write_json(log_document(log, source=args.file), stream), args.output)
     return Exit.OK

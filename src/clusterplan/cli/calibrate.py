@@ -8,9 +8,8 @@ import sys
 
 from clusterplan.bench.calibrate import calibrate, to_toml
 from clusterplan.bench.documents import BENCH_SCHEMA, log_document
-from clusterplan.bench.nccltests import parse_nccl_tests
 from clusterplan.cli.exits import Exit
-from clusterplan.cli.inputs import read_text
+from clusterplan.cli.inputs import read_log, read_text
 from clusterplan.cli.output import emit
 from clusterplan.errors import ConfigError
 from clusterplan.plan.accept_calibration import calibration_inputs
@@ -63,7 +62,7 @@ def _documents(path: str, op: str | None, ranks: int | None) -> tuple[list[dict]
             raise ConfigError(f"expected schema {BENCH_SCHEMA} or {ACCEPT_SCHEMA}, got "
                               f"{doc.get('schema') if isinstance(doc, dict) else type(doc).__name__!r}", source=path)
     else:
-        doc = log_document(parse_nccl_tests(text, source=path, op=op), source=path)
+        doc = log_document(read_log(path, op, text=text), source=path)
     doc["source"] = path
     doc["op"] = doc.get("op") or op
     doc["world_size"] = doc.get("world_size") or ranks

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 
 from clusterplan.bench.calibrate import Calibration, read_calibration
 from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
-from clusterplan.bench.nccltests import parse_nccl_tests
+from clusterplan.bench.nccltests import NcclTestsLog, parse_nccl_tests
 from clusterplan.errors import ConfigError
 from clusterplan.plan.collectives import Measured
 from clusterplan.verdicts import ACCEPT_SCHEMA
@@ -22,6 +23,16 @@ def read_text(path: str, *, what: str) -> str:
         raise ConfigError(f"cannot read {what}: {error.strerror}", source=path) from None
 
 
+def read_log(path: str, op: str | None = None, *, text: str | None = None) -> NcclTestsLog:
+    """An nccl-tests log, read the one way ``bench parse``, ``calibrate`` and ``report --measured`` share:
+    decoded alike, one verdict on its rows, and a note on stderr for a last row the log ends inside."""
+    text = read_text(path, what="the log") if text is None else text
+    log = parse_nccl_tests(text, source=path, op=op)
+    for note in log.notes(path):
+        sys.stderr.write(f"clusterplan: warning: {note}\n")
+    return log
+
+
 def read_measured(path: str, op: str | None = None) -> Measured:
     """An nccl-tests log or a ``clusterplan.bench/1`` document: its collective, ranks and out-of-place rows."""
     text = read_text(path, what="measurements")
@@ -32,7 +43,7 @@ def read_measured(path: str, op: str | None = None) -> Measured:
             return Measured(op=doc.get("op"), num_ranks=doc.get("world_size"), rows=rows, source=path)
         except (ValueError, KeyError, TypeError) as error:
             raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
-    log = parse_nccl_tests(text, source=path, op=op)
+    log = read_log(path, op, text=text)
     rows = {row.size_bytes: {"time_s": row.out_of_place.time_s, "algbw_GBps": row.out_of_place.algbw_GBps,
                              "busbw_GBps": row.out_of_place.busbw_GBps} for row in log.rows}
     return Measured(op=log.op, num_ranks=log.num_ranks, rows=rows, source=path)

@@ -17,7 +17,9 @@ started ahead of a job that precedes them in its order).
   starts no later than its reservation; other queued jobs have no guarantee.
 * Conservative backfilling: every queued job gets a reservation, in
   submission order, at the earliest time and place it fits without disturbing
-  earlier reservations; a job starts when its reservation comes. When a job
+  earlier reservations; a job starts when its reservation comes. Only the first
+  ``BACKFILL_DEPTH`` queued jobs hold one; a job past them gets its own when
+  one of them starts (so every job has one before it can start). When a job
   ends before its request the reservations are compressed, in order, each to
   its earliest slot, never later than before: no job starts after the
   reservation it was given at submission.
@@ -36,7 +38,7 @@ from typing import Protocol
 
 import numpy as np
 
-from clusterplan.sched.easy import Easy
+from clusterplan.sched.easy import BACKFILL_DEPTH, Easy
 from clusterplan.sched.machine import Machine
 from clusterplan.sched.priority import FairShare
 from clusterplan.sched.profile import Profile
@@ -87,14 +89,19 @@ class Fifo:
 
 
 class Conservative:
-    """Conservative backfilling: a reservation for every queued job, in submission order."""
+    """Conservative backfilling: a reservation for each of the first ``depth`` queued jobs, in submission order.
+
+    A job submitted while ``depth`` jobs hold reservations waits, without one, until one of them starts; it then
+    gets its reservation, the earliest slot in the profile as it is then (the rule of ``docs/scheduling.md``).
+    """
 
     name = "conservative"
 
-    def __init__(self, jobs, machine: Machine):
-        self.jobs, self.machine = jobs, machine
+    def __init__(self, jobs, machine: Machine, depth: int = BACKFILL_DEPTH):
+        self.jobs, self.machine, self.depth = jobs, machine, depth
         self.profile = Profile(machine.num_nodes, machine.size, machine.placement_leaf)
-        self.queue: dict[int, None] = {}     # insertion-ordered: submission order
+        self.queue: dict[int, None] = {}     # insertion-ordered: submission order; the jobs holding reservations
+        self.waiting: deque[int] = deque()   # queued past the depth: no reservation yet
         self.plan: dict[int, tuple[float, np.ndarray, int]] = {}   # queued or running: start, nodes, GPUs/node
         self.starts: list[tuple[float, int, int]] = []             # (start, sequence, job), stale entries skipped
         self.sequence = itertools.count()
@@ -103,7 +110,13 @@ class Conservative:
         self.compress = False
 
     def submit(self, job: int, now: float) -> None:
+        if len(self.queue) >= self.depth or self.waiting:
+            self.waiting.append(job)
+            return
         self.profile.advance(now)
+        self._admit(job, now)
+
+    def _admit(self, job: int, now: float) -> None:
         self._book(job, now)
         self.reserved[job] = self.plan[job][0]
         self.queue[job] = None
@@ -153,9 +166,12 @@ class Conservative:
         heapq.heappush(self.starts, (start, next(self.sequence), job))
 
     def _start_due(self, now: float) -> list[int]:
-        starts, queue, plan, machine = self.starts, self.queue, self.plan, self.machine
+        starts, queue, plan, machine, waiting = self.starts, self.queue, self.plan, self.machine, self.waiting
         started = []
-        while starts and starts[0][0] <= now:
+        while starts and starts[0][0] <= now or waiting and len(queue) < self.depth:
+            if not (starts and starts[0][0] <= now):   # room in the window: the oldest waiting job reserves
+                self._admit(waiting.popleft(), now)
+                continue
             start, _, job = heapq.heappop(starts)
             if job not in queue or plan[job][0] != start:
                 continue  # stale: the job started, or its reservation moved

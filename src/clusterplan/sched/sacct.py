@@ -6,7 +6,7 @@ import re
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched.jobs import Trace, make_trace
-from clusterplan.sched.trace_lines import BadLine, Lines, Names, shifted, timestamp
+from clusterplan.sched.trace_lines import LARGEST, BadLine, Lines, Names, shifted, timestamp
 
 _GPU_TRES = re.compile(r"gres/gpu(?::[^=,]+)?=(\d+)")
 _GPU_GRES = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
@@ -50,6 +50,8 @@ def parse_sacct(text: str, *, name: str = "<sacct>", skip_bad: bool = False) -> 
             gpus = next((n for n in (_gpus(get(c)) for c in gpu_columns) if n is not None), 0)
             limit = _limit(get("timelimitraw"), get("timelimit"))
             number_id = int(re.match(r"\d+", job).group()) if re.match(r"\d+", job) else len(out["id"])
+            if number_id >= LARGEST:
+                raise BadLine(f"job id {job!r} is not below 2**53")
         except BadLine as error:
             lines.reject(number, f"bad sacct line: {error}")
             continue
@@ -121,6 +123,10 @@ def _gpus(text: str) -> int | None:
         return None
     generic = re.search(r"gres/gpu=(\d+)", text)
     if generic:
-        return int(generic.group(1))
-    typed = _GPU_TRES.findall(text) or _GPU_GRES.findall(text)
-    return sum(int(n) for n in typed) if typed else 0
+        count = int(generic.group(1))
+    else:
+        typed = _GPU_TRES.findall(text) or _GPU_GRES.findall(text)
+        count = sum(int(n) for n in typed) if typed else 0
+    if count >= LARGEST:   # an int64 cast would wrap it negative
+        raise BadLine(f"GPU count {count:.3g} is not below 2**53")
+    return count

@@ -426,3 +426,29 @@ def test_a_non_finite_row_or_average_is_a_line_numbered_error(bad):
     assert str(error_of(HEADER + ROW.replace("309.4", bad) + "\n")) == f"run.log:4: time '{bad}' is not a finite number"
     assert str(error_of(HEADER + ROW + f"\n# Avg bus bandwidth    : {bad}\n")) == (
         f"run.log:5: average bus bandwidth '{bad}' is not a finite number")
+
+
+# --- a log that ends inside its last row (issue 19 item 6) ---------------------------------
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 6, 8, 10, 12])
+def test_a_last_row_the_log_ends_inside_is_left_out_and_counted(cut):
+    """A last row cut after any number of columns (but the out-of-place-only 9) is counted, not read or lost."""
+    other = ROW.replace("1048576        262144", "2097152        524288")
+    tokens = other.split()
+    log = parse_nccl_tests(HEADER + ROW + "\n" + "  ".join(tokens[:cut]), source="run.log")
+    assert len(log.rows) == 1 and log.num_truncated_rows == 1 and log.truncated_line == 5
+    assert log.notes("run.log") == ["run.log:5: the log ends inside this row (1 truncated row left out; 1 rows read)"]
+
+
+def test_a_complete_last_row_is_not_counted_and_a_cut_row_inside_the_log_is_an_error():
+    """Only the last line can be a truncated row: the same line followed by another row is a line-numbered error."""
+    log = parse_nccl_tests(HEADER + ROW + "\n" + ROW + "\n", source="run.log")
+    assert len(log.rows) == 2 and log.num_truncated_rows == 0 and log.notes("run.log") == []
+    cut = "  ".join(ROW.split()[:6])
+    assert error_of(HEADER + ROW + "\n" + cut + "\n" + ROW + "\n").line == 5
+
+
+def test_a_headerless_truncated_last_row_is_judged_by_the_row_before():
+    """Without a header the layout of the last full row says the row after it was cut short."""
+    log = parse_nccl_tests(ROW + "\n" + "  ".join(ROW.split()[:5]) + "\n", source="run.log")
+    assert len(log.rows) == 1 and log.truncated_line == 2

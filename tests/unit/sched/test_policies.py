@@ -143,3 +143,16 @@ def test_easy_backfills_within_its_depth_only():
         return jobs((0, 3, 1000), (1, 4, 10), *((2, 2, 10) for _ in range(fillers)), (3, 1, 5))
     assert starts(trace(BACKFILL_DEPTH - 3), "easy")[-1] == 3
     assert starts(trace(BACKFILL_DEPTH), "easy")[-1] > 3
+
+
+def test_conservative_reserves_within_its_depth_only():
+    """Past ``depth`` queued jobs a job holds no reservation and cannot backfill; when one of the first starts it
+    gets its reservation, and starts no later than it (issue 19 item 9)."""
+    # 4 GPUs: a 3-GPU job runs long, a 4-GPU job waits for it, then a short 1-GPU job that fits beside the first
+    trace = jobs((0, 3, 1000), (1, 4, 10), (2, 1, 5))
+    unbounded = simulate(trace, Cluster(num_nodes=4, gpus_per_node=1), "conservative")
+    assert unbounded.start_s.tolist() == [0, 1000, 2]
+    bounded = simulate(trace, Cluster(num_nodes=4, gpus_per_node=1), "conservative", depth=1)
+    assert bounded.start_s.tolist() == [0, 1000, 1010]      # the short job reserved only once the 4-GPU job started
+    assert bounded.reserved_s.tolist() == [0, 1000, 1010]
+    assert (bounded.start_s <= bounded.reserved_s).all()

@@ -27,3 +27,19 @@ def test_sacct_bad_time_and_missing_columns():
         parse_sacct(bad, name="s.txt")
     with pytest.raises(ConfigError, match=r"s.txt:1: .*no AllocTRES"):
         parse_sacct("JobID|Submit|Start|End\n1|0|0|10\n", name="s.txt")
+
+
+@pytest.mark.parametrize("cells", ["1|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu=" + "9" * 30,
+                                   "1|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu:h100="
+                                   + "9" * 20,
+                                   "9" * 40 + "|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu=1"])
+def test_a_huge_gpu_count_or_job_id_is_a_line_numbered_bad_line(cells):
+    """gres/gpu=99...9 and a 40-digit job id name their line, and --skip-bad skips and counts them (an int64 cast
+    had wrapped them negative or failed after the lines were read; issue 19 item 7)."""
+    good = "2|u|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|gres/gpu=2"
+    text = "JobID|User|Submit|Start|End|AllocTRES\n" + good + "\n" + cells + "\n"
+    with pytest.raises(ConfigError) as info:
+        parse_sacct(text, name="s.txt")
+    assert info.value.line == 3 and "2**53" in str(info.value)
+    trace = parse_sacct(text, name="s.txt", skip_bad=True)
+    assert trace.num_jobs == 1 and trace.num_bad_lines == 1

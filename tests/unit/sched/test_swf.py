@@ -2,7 +2,10 @@
 
 import math
 
+import numpy as np
+
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched.swf import parse_swf
@@ -65,3 +68,32 @@ def test_non_finite_and_huge_fields_are_bad_lines(field, value, name):
         parse_swf(text, name="t.swf")
     trace = parse_swf(text, name="t.swf", skip_bad=True)
     assert trace.num_jobs == 1 and trace.num_bad_lines == 1
+
+
+# --- the fast path reads what the slow path reads (issue 19 item 9) -------------------------
+
+_FIELD = st.one_of(st.integers(-1, 10**15).map(str), st.integers(-99, 99).map(lambda v: f"{v}.25"),
+                   st.sampled_from(["-1", "0", "1e3", "552.21", "007", "-0"]))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.lists(_FIELD, min_size=18, max_size=18), min_size=1, max_size=30),
+       st.sampled_from([" ", "  ", "\t", " \t "]))
+def test_fast_path_equals_the_slow_one(rows, gap):
+    """Whole numbers, decimals, exponents, leading zeros and spacing: the byte-wise numpy reading gives the
+    numbers float() gives, line by line."""
+    from clusterplan.sched.swf import _fast, _slow
+    text = "\n".join(gap + gap.join(row) for row in rows) + "\n"
+    fast = _fast([line.strip() for line in text.splitlines()])
+    slow, bad = _slow(text, "t.swf", False)
+    assert fast is not None and bad == 0 and np.array_equal(fast.T, slow)
+
+
+@pytest.mark.parametrize("field", ["nan", "inf", "1e30", "x", "0x10", "--1", "-"])
+def test_a_field_the_fast_path_doubts_gets_the_slow_paths_verdict(field):
+    """Every doubtful field falls back to the line-by-line reader, which names the line (exit 2)."""
+    row = ["1"] * 18
+    row[3] = field
+    with pytest.raises(ConfigError) as info:
+        parse_swf("; MaxProcs: 4\n" + " ".join(["2"] * 18) + "\n" + " ".join(row) + "\n", name="t.swf")
+    assert info.value.line == 3 and "field 4 (run)" in str(info.value)
