@@ -40,7 +40,7 @@ def test_plan_json_envelope(capsys):
         assert isinstance(design[key], (int, float))
     assert design["num_gpus"] == 128
     assert {"tiers", "num_switches", "num_links", "bisection_bw_Bps_per_gpu"} <= set(design["fabric"])
-    assert design["fabric"]["tiers"] == 2
+    assert design["fabric"]["tiers"] == 1   # tiers = 0 (auto): 128 NICs fit one 128-port switch
     cost = doc["cost"]
     for key in ("capex_usd", "one_off_usd", "tco_usd", "npv_usd", "years", "cost_per_gpu_hour_usd"):
         assert isinstance(cost[key], (int, float))

@@ -122,7 +122,7 @@ def test_more_nodes_never_cost_less(data, topology, extra):
 
 
 def test_more_nodes_never_cost_less_on_the_reference_sweep():
-    """On the reference fabric (tiers = 2) capex and TCO rise step by step over 1..300 nodes, both topologies."""
+    """On the reference fabric (automatic tiers) capex and TCO rise step by step over 1..300 nodes, both topologies."""
     for topology in TOPOLOGIES:
         spec = load_spec(overrides=[f"network.topology={_quote(topology)}"])
         previous = None

@@ -22,7 +22,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     memory = doc["memory_bytes_per_gpu"]
     rows = [
         ("Model", f"{doc['model']['name']} ({doc['model']['params'] / 1e9:.1f}B parameters, "
-                  f"sequence {doc['model']['seq_len']}), {doc['num_gpus']} GPUs, {doc['precision']}"),
+                  f"sequence {doc['model']['seq_len']}), {doc['num_gpus']:,} GPUs, {doc['precision']}"),
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}, micro-batch {lay['mbs']}, "
                    f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
                    f"ZeRO {lay['zero']}"),
@@ -60,7 +60,7 @@ def reasons(rejected: dict[str, int]) -> str:
 
 def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     console = new_console(stream)
-    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']} GPUs")
+    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']:,} GPUs")
     summary = new_table("Prediction", "", "", right=(1,), header=False)
     for row in training_rows(doc):
         summary.add_row(*row)

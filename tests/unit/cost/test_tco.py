@@ -55,7 +55,7 @@ def test_bom_is_physically_consistent(reference_plan):
     by_id = {line.catalog_id: line.quantity for line in reference_plan.costs.bom}
     parts = design.parts
     assert by_id[parts.nic.id] == design.topology.num_endpoints == 128
-    assert by_id[parts.cable.id] == design.topology.num_links == 256
+    assert by_id[parts.cable.id] == design.topology.num_links == 128   # one switch (automatic tiers)
     assert by_id[parts.gpu.id] == 128 and by_id[parts.server.id] == 16
     assert by_id[parts.cooling.id] == pytest.approx(design.it_power_w / 1e3)
     assert by_id[parts.rack.id] == design.racks.num_racks
