@@ -65,7 +65,7 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
     groups = [num_nodes] * nics_per_node if rail_optimized else [endpoints]
     single_switch = len(groups) == 1 and endpoints <= radix
     if tiers == 1 and not single_switch:
-        raise ConfigError(f"one switch of {radix} ports cannot take {endpoints} NICs"
+        raise ConfigError(f"one switch of {radix} ports cannot take {endpoints:,} NICs"
                           + (" on separate rails" if rail_optimized and endpoints <= radix else ""),
                           key="network.tiers")
     if tiers == 1 or (tiers == 0 and single_switch):
@@ -85,8 +85,8 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
 
     two_tier_ok = num_leaves <= radix
     if tiers == 2 and not two_tier_ok:
-        raise ConfigError(f"two tiers of {radix}-port switches connect at most {radix * down} NICs "
-                          f"at {oversubscription:g}:1, the cluster has {endpoints}; use 0 (auto) or 3",
+        raise ConfigError(f"two tiers of {radix}-port switches connect at most {radix * down:,} NICs "
+                          f"at {oversubscription:g}:1, the cluster has {endpoints:,}; use 0 (auto) or 3",
                           key="network.tiers")
     if tiers == 2 or (tiers == 0 and two_tier_ok):
         spines = math.ceil(uplinks / radix)
@@ -99,7 +99,7 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
     half = radix // 2
     pods = [leaf_uplinks[i:i + half] for i in range(0, num_leaves, half)]
     if len(pods) > radix:
-        raise ConfigError(f"{endpoints} NICs need more than three tiers of {radix}-port switches",
+        raise ConfigError(f"{endpoints:,} NICs need more than three tiers of {radix}-port switches",
                           key="cluster.num_nodes")
     aggregation = sum(math.ceil(sum(pod) / half) for pod in pods)
     cores = math.ceil(uplinks / radix)
