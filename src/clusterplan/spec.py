@@ -29,8 +29,8 @@ def _positive(value: float, key: str) -> None:
     check(value > 0, key, f"must be > 0, got {value}")
 
 
-def _non_negative(value: float, key: str) -> None:
-    check(value >= 0, key, f"must be >= 0, got {value}")
+def _non_negative(value: float | None, key: str) -> None:
+    check(value is None or value >= 0, key, f"must be >= 0, got {value}")
 
 
 @dataclass(**FROZEN)
@@ -69,13 +69,15 @@ class Network:
 @dataclass(**FROZEN)
 class Storage:
     tier: str
-    usable_tb: float = unit("TB")
-    read_Bps_per_gpu: float = unit("B/s")  # what data loading needs, per GPU
+    usable_tb: float | None = unit("TB", default=None)   # None ("auto") = tb_per_gpu x GPUs
+    tb_per_gpu: float = unit("TB")         # the capacity rule when usable_tb is "auto"
+    read_Bps_per_gpu: float = unit("B/s")  # what data loading needs, per GPU; the tier gets enough blocks for it
     burst_buffer: str                      # catalog id of the tier a burst buffer is built from
     burst_buffer_tb: float = unit("TB")    # its capacity; 0 = no burst buffer
 
     def __post_init__(self) -> None:
         _non_negative(self.usable_tb, "usable_tb")
+        _non_negative(self.tb_per_gpu, "tb_per_gpu")
         _non_negative(self.read_Bps_per_gpu, "read_Bps_per_gpu")
         _non_negative(self.burst_buffer_tb, "burst_buffer_tb")
 
@@ -102,14 +104,17 @@ class Facility:
 
 @dataclass(**FROZEN)
 class Staff:
-    setup_engineers: float
+    setup_engineers: float | None = None   # None ("auto") = the rule below
     setup_months: float
-    ops_engineers: float
+    ops_engineers: float | None = None     # None ("auto") = ceil(GPUs / gpus_per_engineer), at least min_engineers
+    gpus_per_engineer: float
+    min_engineers: float
     loaded_cost_usd_per_year: float = unit("USD")
 
     def __post_init__(self) -> None:
-        for name in ("setup_engineers", "setup_months", "ops_engineers", "loaded_cost_usd_per_year"):
+        for name in ("setup_engineers", "setup_months", "ops_engineers", "min_engineers", "loaded_cost_usd_per_year"):
             _non_negative(getattr(self, name), name)
+        _positive(self.gpus_per_engineer, "gpus_per_engineer")
 
 
 @dataclass(**FROZEN)
@@ -249,7 +254,9 @@ class Spec:
     def __post_init__(self) -> None:
         for key, (low, high) in LIMITS.items():
             section, _, name = key.partition(".")
-            within(key, getattr(getattr(self, section), name), low, high)
+            value = getattr(getattr(self, section), name)
+            if value is not None:   # None: "auto", derived by the design
+                within(key, value, low, high)
         for entry_id, price in self.prices.items():
             within(f"prices.{entry_id}", price, 0, PRICE_LIMIT_USD)
         for cause, rate in self.reliability.failure_rates.items():

@@ -64,8 +64,8 @@ def test_plan_json_and_table_show_the_burst_buffer(capsys, catalog):
     burst = json.loads(out)["design"]["burst_buffer"]
     tier = catalog.get("storage", "nvme-pfs")
     assert tier.unit_capacity_tb == 250 and set(burst) == set(doc["design"]["storage"])
-    assert burst == {"tier": "nvme-pfs", "usable_tb": 600, "units": 3, "read_Bps": 3 * tier.unit_read_Bps,
-                     "write_Bps": 3 * tier.unit_write_Bps}
+    assert burst == {"tier": "nvme-pfs", "usable_tb": 600, "rule": "storage.burst_buffer_tb", "units": 3,
+                     "read_Bps": 3 * tier.unit_read_Bps, "write_Bps": 3 * tier.unit_write_Bps}
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "burst buffer: 600 TB on 3 x nvme-pfs" in out
 

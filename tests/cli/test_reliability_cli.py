@@ -33,7 +33,8 @@ def test_json_envelope(capsys):
                 "storage", "spares", "by_job_size", "warnings", "scenario"):
         assert key in doc
     assert set(doc["optimal_interval_s"]) == {"young", "daly"}
-    assert doc["job"] == {"num_gpus": 64, "num_nodes": 8, "num_links": 64, "num_switches": 1.5, "days": 30.0}
+    assert doc["job"] == {"num_gpus": 64, "num_nodes": 8, "num_links": 64, "num_switches": 0.5, "days": 30.0}
+    # half of the one switch (automatic tiers: 128 NICs fit one 128-port switch) is the job's share
     assert doc["expected_interruptions"] == pytest.approx(doc["interruptions_per_day"] * 30)
     assert doc["mtti_hours"] == pytest.approx(24 / doc["interruptions_per_day"])
     assert sum(doc["interruptions_by_cause"].values()) == pytest.approx(doc["interruptions_per_day"])

@@ -161,7 +161,7 @@ def test_two_to_one_oversubscription_costs_less_than_non_blocking(nodes, fabric,
 def test_one_nic_per_leaf_gains_nothing_from_oversubscription():
     """With one NIC per leaf (one rail-optimized node; two NICs on forced two tiers) 2:1 wires as many links as 1:1."""
     rails = load_spec(overrides=['network.topology="rail-optimized"']).with_nodes(1)
-    pair = load_spec(overrides=["network.nics_per_node=2"]).with_nodes(1)
+    pair = load_spec(overrides=["network.nics_per_node=2", "network.tiers=2"]).with_nodes(1)
     for spec, expected in ((rails, 16), (pair, 4)):
         links = [_owned(replace(spec, network=replace(spec.network, oversubscription=o)))[0].topology.num_links
                  for o in (1.0, 2.0)]

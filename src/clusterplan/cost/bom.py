@@ -47,7 +47,7 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
         _line("network", parts.nic_transceiver, design.nic_transceivers),
         _line("network", parts.switch_transceiver, design.switch_transceivers),
         _line("network", parts.cable, topology.num_links),
-        _line("storage", parts.storage, design.storage_tb),
+        _line("storage", parts.storage, design.storage_tb, f"{parts.storage.name}: {design.storage_rule}"),
         _line("storage", parts.burst_buffer, design.burst_buffer_tb, f"{parts.burst_buffer.name} (burst buffer)"),
         _line("facility", parts.rack, design.racks.num_racks),
         _line("facility", parts.pdu, design.pdus),
@@ -59,7 +59,9 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
 def one_off_items(design: Design, *, setup_engineers: float, setup_months: float,
                   loaded_cost_usd_per_year: float) -> tuple[LineItem, ...]:
     """Costs paid once at the start that are not hardware: integration and setup staff."""
-    staff = LineItem(category="setup", item="Setup engineers (engineer-years)", catalog_id="",
+    staff = LineItem(category="setup", catalog_id="",
+                     item=f"Setup engineers (engineer-years): {setup_engineers:,g} for {setup_months:g} months, "
+                          f"{design.staff.setup_rule}",
                      quantity=setup_engineers * setup_months / 12, per="engineer-year",
                      unit_price_usd=loaded_cost_usd_per_year, source="scenario [staff]")
     lines = (_line("setup", design.parts.integration, design.num_nodes), staff)

@@ -11,7 +11,7 @@ from clusterplan.design.racks import Gear, RackLayout, lay_out
 from clusterplan.design.topology import Topology, fat_tree
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
-from clusterplan.spec import Spec
+from clusterplan.spec import Spec, Staff, Storage
 
 
 @dataclass(**FROZEN)
@@ -46,6 +46,7 @@ class Design:
     nic_transceivers: int
     switch_transceivers: int
     storage_tb: float
+    storage_rule: str           # how storage_tb and storage_units were found
     storage_units: int
     storage_read_Bps: float
     storage_write_Bps: float
@@ -56,6 +57,7 @@ class Design:
     it_power_w: float           # nameplate maximum: sizes racks, feeds and colocation
     it_typical_power_w: float   # average draw under training load: sizes the electricity bill
     pue: float
+    staff: Staffing
 
     @property
     def num_gpus(self) -> int:
@@ -77,6 +79,45 @@ class Design:
     def bisection_bw_Bps_per_gpu(self) -> float:
         rate = self.parts.fabric.link_rate_Bps * self.nics_per_node / self.gpus_per_node
         return rate * self.topology.bisection_fraction
+
+
+@dataclass(**FROZEN)
+class Staffing:
+    """The engineers who set up and run the cluster, and the rule that gave each number."""
+
+    ops_engineers: float
+    setup_engineers: float
+    ops_rule: str
+    setup_rule: str
+
+
+def staffing(staff: Staff, num_gpus: int) -> Staffing:
+    """``staff`` with "auto" numbers derived: ceil(GPUs / gpus_per_engineer), at least ``min_engineers``."""
+    derived = max(staff.min_engineers, math.ceil(num_gpus / staff.gpus_per_engineer))
+    rule = (f"1 per {staff.gpus_per_engineer:,g} GPUs, at least {staff.min_engineers:g} "
+            "(staff.gpus_per_engineer, staff.min_engineers)")
+
+    def pick(value: float | None, key: str) -> tuple[float, str]:
+        return (derived, rule) if value is None else (value, f"staff.{key}")
+
+    ops, ops_rule = pick(staff.ops_engineers, "ops_engineers")
+    setup, setup_rule = pick(staff.setup_engineers, "setup_engineers")
+    return Staffing(ops_engineers=ops, setup_engineers=setup, ops_rule=ops_rule, setup_rule=setup_rule)
+
+
+def storage_blocks(storage: Storage, tier: StorageTier, num_gpus: int) -> tuple[float, int, str]:
+    """Usable TB, building blocks and their rule. An explicit ``usable_tb`` binds (the checks flag a tier too slow
+    for data loading); "auto" buys ``tb_per_gpu`` x GPUs, in blocks enough to read ``read_Bps_per_gpu`` x GPUs too
+    (whole blocks bought for bandwidth bring their capacity)."""
+    if storage.usable_tb is not None:
+        return storage.usable_tb, math.ceil(storage.usable_tb / tier.unit_capacity_tb), "storage.usable_tb"
+    tb, rule = storage.tb_per_gpu * num_gpus, f"{storage.tb_per_gpu:,g} TB per GPU (storage.tb_per_gpu)"
+    for_read = math.ceil(storage.read_Bps_per_gpu * num_gpus / tier.unit_read_Bps) if tb else 0
+    if for_read > math.ceil(tb / tier.unit_capacity_tb):
+        tb = for_read * tier.unit_capacity_tb
+        rule = (f"{for_read:,} blocks to read {storage.read_Bps_per_gpu / 1e6:,g} MB/s per GPU "
+                "(storage.read_Bps_per_gpu), more than storage.tb_per_gpu needs")
+    return tb, math.ceil(tb / tier.unit_capacity_tb), rule
 
 
 def resolve(spec: Spec, catalog: Catalog) -> Parts:
@@ -126,7 +167,7 @@ def design(spec: Spec, catalog: Catalog) -> Design:
     switch_ports = topology.num_endpoints + 2 * topology.num_switch_links
     switch_modules = math.ceil(switch_ports / parts.switch_transceiver.ports)
     storage = parts.storage
-    storage_units = math.ceil(spec.storage.usable_tb / storage.unit_capacity_tb)
+    storage_tb, storage_units, storage_rule = storage_blocks(spec.storage, storage, spec.cluster.num_gpus)
     burst = parts.burst_buffer
     burst_units = math.ceil(spec.storage.burst_buffer_tb / burst.unit_capacity_tb)
 
@@ -149,11 +190,12 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
         nics_per_node=network.nics_per_node, topology=topology,
         nic_transceivers=nic_modules, switch_transceivers=switch_modules,
-        storage_tb=spec.storage.usable_tb, storage_units=storage_units, storage_read_Bps=storage_units * storage.unit_read_Bps,
+        storage_tb=storage_tb, storage_rule=storage_rule, storage_units=storage_units,
+        storage_read_Bps=storage_units * storage.unit_read_Bps,
         storage_write_Bps=storage_units * storage.unit_write_Bps,
         burst_buffer_tb=spec.storage.burst_buffer_tb, burst_buffer_units=burst_units,
         racks=racks, pdus=racks.num_racks * spec.facility.pdus_per_rack,
         it_power_w=nodes * parts.server.max_power_w + optics_w + shared_w,
         it_typical_power_w=nodes * parts.server.typical_power_w + optics_w + shared_w,
-        pue=spec.facility.pue,
+        pue=spec.facility.pue, staff=staffing(spec.staff, spec.cluster.num_gpus),
     )

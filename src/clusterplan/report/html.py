@@ -77,8 +77,9 @@ def opex(doc: dict) -> Part:
     axis = svg.linear_axis([cost["opex_usd_per_year"]["total"]], "USD per year", svg.usd)
     chart = svg.bar_chart("Opex by year, stacked by category (USD)", years, series, axis, x_label="year of operation",
                           chart="opex")
-    rows = [f'<tr><td>{esc(name)}</td>{td(doc, pointer("plan", "cost", "opex_usd_per_year", name))}</tr>'
-            for name in names]
+    rules = cost.get("opex_rules", {})
+    rows = [f'<tr><td>{esc(name + (": " + rules[name] if name in rules else ""))}</td>'
+            f'{td(doc, pointer("plan", "cost", "opex_usd_per_year", name))}</tr>' for name in names]
     rows.append(f'<tr class="total"><td>total per year</td>{td(doc, "/plan/cost/opex_usd_per_year/total")}</tr>')
     for i, line in enumerate(cost["one_off"]):
         rows.append(f'<tr><td>one-off: {esc(line["item"])}</td>{td(doc, f"/plan/cost/one_off/{i}/total_usd")}</tr>')

@@ -70,8 +70,10 @@ def _bom(console: Console, cost: dict[str, Any]) -> None:
 def _opex(console: Console, cost: dict[str, Any]) -> None:
     """Opex per year by category, the one-off lines, and the TCO as their sum."""
     opex = new_table("Opex per year, and one-off", "Item", "USD", right=(1,))
+    rules = cost.get("opex_rules", {})
     for name, value in cost["opex_usd_per_year"].items():
-        opex.add_row(f"[bold]{name}[/bold]" if name == "total" else name, format_usd(value))
+        label = f"{name}: {escape(rules[name])}" if name in rules else name
+        opex.add_row(f"[bold]{name}[/bold]" if name == "total" else label, format_usd(value))
     for line in cost["one_off"]:
         opex.add_row(f"one-off: {line['item']}", format_usd(line["total_usd"]))
     console.print(opex)
