@@ -65,7 +65,7 @@ def _close(a: float, b: float, rel: float = 1e-9) -> bool:
 def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
     """capex = sum of BoM lines, each line = quantity x unit price, and a [prices] override reaches its line."""
     design, _ = _owned(spec)
-    part_id = getattr(design.parts, part).id
+    part_id = (design.cabling[0].cable if part == "cable" else getattr(design.parts, part)).id   # the cable used
     spec = replace(spec, prices={part_id: price})
     design, costs = _owned(spec)
     assert costs.bom, "a cluster has a bill of materials"
@@ -82,7 +82,10 @@ def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
         return sum(line.quantity for line in costs.bom if line.catalog_id == entry.id)
 
     assert quantity(design.parts.switch) == design.topology.num_switches
-    assert quantity(design.parts.cable) == design.topology.num_links
+    assert sum(run.count for run in design.cabling) == design.topology.num_links
+    assert all(run.cables * run.cable.links >= run.count for run in design.cabling), "every link has its cable"
+    cables = {run.cable.id: run.cable for run in design.cabling}
+    assert sum(quantity(cable) for cable in cables.values()) == sum(run.cables for run in design.cabling)
     assert quantity(design.parts.nic) == design.num_nodes * design.nics_per_node
 
 
