@@ -99,7 +99,7 @@ def staffing(staff: Staff, num_gpus: int) -> Staffing:
     """``staff`` with "auto" numbers derived: ceil(GPUs / gpus_per_engineer), at least ``min_engineers``."""
     derived = max(staff.min_engineers, math.ceil(num_gpus / staff.gpus_per_engineer))
     rule = (f"1 per {staff.gpus_per_engineer:,g} GPUs, at least {staff.min_engineers:g} "
-            "(staff.gpus_per_engineer, staff.min_engineers)")
+            "(staff.gpus_per_engineer)")
 
     def pick(value: float | None, key: str) -> tuple[float, str]:
         return (derived, rule) if value is None else (value, f"staff.{key}")
