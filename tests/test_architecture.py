@@ -8,7 +8,7 @@ import pytest
 SRC = Path(__file__).parents[1] / "src" / "clusterplan"
 # Each layer may import itself and the layers before it, never one after it.
 LAYERS = (
-    {"__init__", "units", "errors", "schema", "names", "limits", "verdicts"},
+    {"__init__", "units", "errors", "schema", "names", "limits", "verdicts", "jobs"},
     {"catalog"},
     {"spec"},
     {"design"},

@@ -53,7 +53,7 @@ def reliability_checks(job: Reliability, *, read: bool = True) -> list[str]:
                    f"of checkpoints need {storage.capacity_tb:,.1f} TB, the tier holds {storage.usable_tb:,.0f} TB")
     if read and storage.read_Bps > storage.read_available_Bps:
         out.append(f"storage: data loading needs {storage.read_Bps / 1e9:,.1f} GB/s ({storage.read_basis}), "
-                   f"the tier gives the job's {job.job.num_nodes} nodes {storage.read_available_Bps / 1e9:,.1f} GB/s")
+                   f"the tier gives the job's {job.job.num_nodes:,} nodes {storage.read_available_Bps / 1e9:,.1f} GB/s")
     if storage.storage_cost > storage.target_overhead:
         writes = (f"a {checkpoint.size_bytes / 1e12:,.2f} TB checkpoint takes {checkpoint.write_s:,.0f} s to "
                   f"write at {checkpoint.write_Bps / 1e9:,.0f} GB/s; that costs {storage.storage_cost:.1%} of "
@@ -121,7 +121,7 @@ def _storage_checks(design: Design, own: Costs, read_Bps_per_gpu: float) -> list
     need = read_Bps_per_gpu * design.num_gpus
     if design.storage_read_Bps < need:
         out.append(f"storage: {design.storage_units} x {design.parts.storage.id} read "
-                   f"{design.storage_read_Bps / 1e9:.0f} GB/s, the {design.num_gpus} GPUs need {need / 1e9:.0f} GB/s "
+                   f"{design.storage_read_Bps / 1e9:,.0f} GB/s, the {design.num_gpus:,} GPUs need {need / 1e9:,.0f} GB/s "
                    f"({read_Bps_per_gpu / 1e9:g} GB/s each); add blocks or a faster tier")
     gpu_usd = sum(line.total_usd for line in own.bom if line.catalog_id == design.parts.gpu.id)
     storage_usd = sum(line.total_usd for line in own.bom if line.category == "storage")
@@ -150,7 +150,7 @@ def _finance_checks(design: Design, own: Costs, rent: Sequence[CloudCost], utili
                        f"GPU-hours compared one for one")
         if offer.pricing == "spot":
             out.append(f"cloud: {offer.id} is spot capacity, reclaimable at any time; a synchronous "
-                       f"{design.num_gpus}-GPU job restarts from its last checkpoint on every preemption")
+                       f"{design.num_gpus:,}-GPU job restarts from its last checkpoint on every preemption")
         if offer.term_years and years % offer.term_years:
             out.append(f"cloud: {offer.id} commits {offer.term_years * 12} months at a time; the "
                        f"{years * 12}-month horizon leaves part of a term uncounted")

@@ -11,11 +11,11 @@ from clusterplan.schema import check
 # Scenario key -> (least, largest) value; prices and failure rates are bounded by the two constants below.
 LIMITS: Mapping[str, tuple[float, float]] = {
     "cluster.num_nodes": (1, 100_000), "cluster.gpus_per_node": (1, 72), "network.nics_per_node": (1, 32),
-    "network.oversubscription": (1, 64), "storage.usable_tb": (0, 1e6), "storage.read_Bps_per_gpu": (0, 1e11),
+    "network.oversubscription": (1, 64), "storage.usable_tb": (0, 1e6), "storage.tb_per_gpu": (0, 1e4), "storage.read_Bps_per_gpu": (0, 1e11),
     "storage.burst_buffer_tb": (0, 1e6), "facility.electricity_usd_per_kwh": (0, 10), "facility.pue": (1, 5),
     "facility.rack_power_kw": (0.1, 2000), "facility.colocation_usd_per_kw_month": (0, 10_000),
     "facility.pdus_per_rack": (0, 16), "staff.setup_engineers": (0, 10_000), "staff.setup_months": (0, 120),
-    "staff.ops_engineers": (0, 10_000), "staff.loaded_cost_usd_per_year": (0, 1e7),
+    "staff.ops_engineers": (0, 10_000), "staff.gpus_per_engineer": (1, 1e7), "staff.min_engineers": (0, 10_000), "staff.loaded_cost_usd_per_year": (0, 1e7),
     "finance.utilization": (0.001, 1), "finance.maintenance_fraction_per_year": (0, 1),
     "finance.software_usd_per_gpu_year": (0, 1e6), "workload.tokens": (0, 1e16), "workload.gpus": (0, 9_437_184),
     "workload.seq_len": (0, 10_485_760), "workload.global_batch": (0, 10_485_760),

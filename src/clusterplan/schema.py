@@ -3,7 +3,8 @@
 One mechanism serves scenario files and catalog files alike. A field's type
 annotation says what it accepts; ``unit(...)`` metadata lets a number field
 also take a string with a unit ("50kW", "2PB", "$30K"), converted into the
-unit the field's name carries. Unknown keys, missing keys and wrong types are
+unit the field's name carries. An optional field (``float | None``) also takes
+"auto": None, a value the design derives (docs/scenario.md). Unknown keys, missing keys and wrong types are
 ``ConfigError``s naming the dotted key; ``__post_init__`` checks of values
 raise ``ConfigError(key=field)`` and get the same treatment.
 """
@@ -26,6 +27,7 @@ from clusterplan.errors import ConfigError
 Locate = Callable[[str], "int | None"]
 
 FROZEN = dict(frozen=True, kw_only=True, slots=True)
+AUTO = "auto"   # an optional field's value left to the design (None inside)
 
 
 def unit(symbol: str, **kwargs: Any) -> Any:
@@ -85,7 +87,7 @@ def _convert(hint: Any, value: Any, unit_symbol: str | None, key: str, locate: L
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = [h for h in typing.get_args(hint) if h is not type(None)]
-        return None if value is None else _convert(options[0], value, unit_symbol, key, locate)
+        return None if value is None or value == AUTO else _convert(options[0], value, unit_symbol, key, locate)
     if dataclasses.is_dataclass(hint):
         return build(hint, value, path=key, locate=locate)
     if origin is tuple:
@@ -183,3 +185,13 @@ def as_table(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [as_table(v) for v in value]
     return value
+
+
+def positive(value: float, key: str) -> None:
+    """A scenario key that must be > 0 (ConfigError naming ``key`` otherwise)."""
+    check(value > 0, key, f"must be > 0, got {value}")
+
+
+def non_negative(value: float | None, key: str) -> None:
+    """A scenario key that must be >= 0; None ("auto") passes."""
+    check(value is None or value >= 0, key, f"must be >= 0, got {value}")

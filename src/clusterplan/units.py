@@ -101,6 +101,13 @@ def format_usd(amount: float) -> str:
     return f"{sign}${value:,.0f}"
 
 
+def format_quantity(value: float) -> str:
+    """"16,384", "49,152", "0.25", "12.5": a count or amount with thousands separators, never "1.638e+04"."""
+    if float(value).is_integer() or abs(value) >= 1e3:
+        return f"{value:,.0f}"
+    return f"{value:,.4g}"
+
+
 def format_si(value: float, symbol: str) -> str:
     """"3.35 TB/s", "989.4 TFLOP/s", "700 W": an SI value with a decimal prefix."""
     for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):

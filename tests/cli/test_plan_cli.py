@@ -40,7 +40,7 @@ def test_plan_json_envelope(capsys):
         assert isinstance(design[key], (int, float))
     assert design["num_gpus"] == 128
     assert {"tiers", "num_switches", "num_links", "bisection_bw_Bps_per_gpu"} <= set(design["fabric"])
-    assert design["fabric"]["tiers"] == 2
+    assert design["fabric"]["tiers"] == 2   # tiers = 0 (auto): 128 NICs need two leaves of 64 down-ports
     cost = doc["cost"]
     for key in ("capex_usd", "one_off_usd", "tco_usd", "npv_usd", "years", "cost_per_gpu_hour_usd"):
         assert isinstance(cost[key], (int, float))
@@ -64,8 +64,8 @@ def test_plan_json_and_table_show_the_burst_buffer(capsys, catalog):
     burst = json.loads(out)["design"]["burst_buffer"]
     tier = catalog.get("storage", "nvme-pfs")
     assert tier.unit_capacity_tb == 250 and set(burst) == set(doc["design"]["storage"])
-    assert burst == {"tier": "nvme-pfs", "usable_tb": 600, "units": 3, "read_Bps": 3 * tier.unit_read_Bps,
-                     "write_Bps": 3 * tier.unit_write_Bps}
+    assert burst == {"tier": "nvme-pfs", "usable_tb": 600, "rule": "storage.burst_buffer_tb", "units": 3,
+                     "read_Bps": 3 * tier.unit_read_Bps, "write_Bps": 3 * tier.unit_write_Bps}
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "burst buffer: 600 TB on 3 x nvme-pfs" in out
 

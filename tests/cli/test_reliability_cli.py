@@ -34,6 +34,7 @@ def test_json_envelope(capsys):
         assert key in doc
     assert set(doc["optimal_interval_s"]) == {"young", "daly"}
     assert doc["job"] == {"num_gpus": 64, "num_nodes": 8, "num_links": 64, "num_switches": 1.5, "days": 30.0}
+    # its leaf and half the spine (automatic tiers: two leaves and a spine) are the job's share
     assert doc["expected_interruptions"] == pytest.approx(doc["interruptions_per_day"] * 30)
     assert doc["mtti_hours"] == pytest.approx(24 / doc["interruptions_per_day"])
     assert sum(doc["interruptions_by_cause"].values()) == pytest.approx(doc["interruptions_per_day"])

@@ -70,9 +70,10 @@ def test_scenario_overrides_and_nodes(capsys, swf):
 
 
 def test_synthetic_trace_topology_aware_and_output_file(capsys, tmp_path):
-    """A synthetic trace on the reference cluster with leaf-aware placement, written to -o FILE."""
+    """A synthetic trace on the reference cluster on two tiers (two leaves) with leaf-aware placement, to -o FILE."""
     target = tmp_path / "out.json"
     code, out, _ = run(capsys, "schedule", "synthetic:jobs=300,load=0.8,seed=2", "--topology-aware",
+                       "--set", "network.tiers=2",
                        "--format", "json", "-o", str(target))
     doc = json.loads(target.read_text())
     assert code == 0 and out == "" and doc["cluster"]["nodes_per_leaf"] == 8 and doc["cluster"]["topology_aware"]

@@ -65,7 +65,7 @@ def _close(a: float, b: float, rel: float = 1e-9) -> bool:
 def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
     """capex = sum of BoM lines, each line = quantity x unit price, and a [prices] override reaches its line."""
     design, _ = _owned(spec)
-    part_id = getattr(design.parts, part).id
+    part_id = (design.cabling[0].cable if part == "cable" else getattr(design.parts, part)).id   # the cable used
     spec = replace(spec, prices={part_id: price})
     design, costs = _owned(spec)
     assert costs.bom, "a cluster has a bill of materials"
@@ -82,7 +82,10 @@ def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
         return sum(line.quantity for line in costs.bom if line.catalog_id == entry.id)
 
     assert quantity(design.parts.switch) == design.topology.num_switches
-    assert quantity(design.parts.cable) == design.topology.num_links
+    assert sum(run.count for run in design.cabling) == design.topology.num_links
+    assert all(run.cables * run.cable.links >= run.count for run in design.cabling), "every link has its cable"
+    cables = {run.cable.id: run.cable for run in design.cabling}
+    assert sum(quantity(cable) for cable in cables.values()) == sum(run.cables for run in design.cabling)
     assert quantity(design.parts.nic) == design.num_nodes * design.nics_per_node
 
 
@@ -122,7 +125,7 @@ def test_more_nodes_never_cost_less(data, topology, extra):
 
 
 def test_more_nodes_never_cost_less_on_the_reference_sweep():
-    """On the reference fabric (tiers = 2) capex and TCO rise step by step over 1..300 nodes, both topologies."""
+    """On the reference fabric (automatic tiers) capex and TCO rise step by step over 1..300 nodes, both topologies."""
     for topology in TOPOLOGIES:
         spec = load_spec(overrides=[f"network.topology={_quote(topology)}"])
         previous = None
@@ -161,7 +164,7 @@ def test_two_to_one_oversubscription_costs_less_than_non_blocking(nodes, fabric,
 def test_one_nic_per_leaf_gains_nothing_from_oversubscription():
     """With one NIC per leaf (one rail-optimized node; two NICs on forced two tiers) 2:1 wires as many links as 1:1."""
     rails = load_spec(overrides=['network.topology="rail-optimized"']).with_nodes(1)
-    pair = load_spec(overrides=["network.nics_per_node=2"]).with_nodes(1)
+    pair = load_spec(overrides=["network.nics_per_node=2", "network.tiers=2"]).with_nodes(1)
     for spec, expected in ((rails, 16), (pair, 4)):
         links = [_owned(replace(spec, network=replace(spec.network, oversubscription=o)))[0].topology.num_links
                  for o in (1.0, 2.0)]

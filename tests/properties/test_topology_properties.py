@@ -84,7 +84,8 @@ def test_bisection_fraction_is_at_least_one_over_oversubscription(num_nodes, nic
 @given(**fabrics)
 def test_automatic_tiers_are_the_fewest_that_work(num_nodes, nics_per_node, radix, oversubscription,
                                                   rail_optimized):
-    """tiers = 0 picks the fewest tiers: asking for one fewer is a ConfigError, asking for the same is identical."""
+    """tiers = 0 picks the fewest tiers: asking for one fewer is a ConfigError (or, from two tiers, a single switch
+    filled past one leaf's down-ports, which automatic tiers leave for growth); asking for the same is identical."""
     arguments = dict(num_nodes=num_nodes, nics_per_node=nics_per_node, radix=radix,
                      oversubscription=oversubscription, rail_optimized=rail_optimized)
     automatic = _fat_tree_or_skip(**arguments)
@@ -94,7 +95,8 @@ def test_automatic_tiers_are_the_fewest_that_work(num_nodes, nics_per_node, radi
             fewer = fat_tree(**arguments, tiers=automatic.tiers - 1)
         except ConfigError:
             fewer = None
-        assert fewer is None
+        down = math.floor(radix * oversubscription / (1 + oversubscription))
+        assert fewer is None or (fewer.tiers == 1 and fewer.num_endpoints > down)
 
 
 def test_tier_limits_follow_the_counting_rules():
@@ -154,3 +156,44 @@ def test_racks_stay_within_power_and_hold_every_server(spec):
     assert (racks.compute_racks - 1) * racks.servers_per_rack < nodes
     assert racks.compute_racks == math.ceil(nodes / racks.servers_per_rack)
     assert racks.infrastructure_racks >= 1  # switches and storage always need a home
+
+
+@st.composite
+def cluster_sizes(draw):
+    """The reference at any size from 8 to 32,768 GPUs, on any fabric, topology and oversubscription."""
+    gpus = draw(st.one_of(st.integers(1, 4096), st.sampled_from([1, 16, 128, 1024, 2048, 4096]))) * 8
+    return load_spec(overrides=[
+        f"cluster.num_nodes={gpus // 8}", f'network.fabric="{draw(st.sampled_from(FABRICS))}"',
+        f'network.topology="{draw(st.sampled_from(["fat-tree", "rail-optimized"]))}"',
+        f"network.oversubscription={draw(st.sampled_from([1, 2, 3]))}"])
+
+
+@settings(deadline=None, max_examples=60)
+@given(spec=cluster_sizes())
+def test_every_size_designs_with_automatic_tiers_cables_staff_and_storage(spec):
+    """8..32,768 GPUs: the reference's automatic tiers connect the cluster; each tier's links get the cheapest
+    medium that reaches (copper only inside a rack); staff and storage follow their per-GPU rules."""
+    built = design(spec, CATALOG)
+    gpus, media = spec.cluster.num_gpus, built.parts.media
+    event(f"{built.topology.tiers} tiers")
+    assert built.topology.num_endpoints == spec.cluster.num_nodes * spec.network.nics_per_node
+    assert [run.link for run in built.cabling] == [link for link, _ in built.topology.links]
+    assert [run.count for run in built.cabling] == [count for _, count in built.topology.links]
+    lengths = [run.length_m for run in built.cabling]
+    assert lengths[0] == min(lengths), "node links are the shortest"
+    for index, run in enumerate(built.cabling):
+        event(f"{run.link}: {run.medium}")
+        assert run.length_m <= run.cable.reach_m, f"{run.link} {run.length_m:.0f} m over {run.cable.id}"
+        assert run.cables * run.cable.links >= run.count
+        if run.medium == "copper":
+            assert index == 0 and run.nic_modules == run.switch_modules == 0
+        else:
+            assert run.switch_modules * run.switch_transceiver.ports >= run.count * (1 if index == 0 else 2)
+        if run.medium == "singlemode" and media.cable.medium == "multimode":
+            assert run.length_m > media.cable.reach_m, "single-mode only past multimode's reach"
+        if media.copper is not None and index == 0 and run.length_m <= media.copper.reach_m:
+            assert run.medium == "copper", "a node link inside a rack is copper"
+    assert built.nic_transceivers == sum(run.nic_modules for run in built.cabling)
+    assert built.staff.ops_engineers == max(2, math.ceil(gpus / 256)) == built.staff.setup_engineers
+    assert built.storage_tb >= 1.5625 * gpus
+    assert built.storage_read_Bps >= 0.5e9 * gpus

@@ -69,7 +69,7 @@ def test_design_checks_take_only_the_values_they_need(reference, reference_plan)
                   years=reference.finance.years)
     assert design_checks(built, owned, rent, **values) == reference_plan.warnings
     assert any("utilization 95%" in w for w in design_checks(built, owned, rent, **{**values, "utilization": 0.95}))
-    assert any("the 128 GPUs need 1280 GB/s (10 GB/s each)" in w
+    assert any("the 128 GPUs need 1,280 GB/s (10 GB/s each)" in w
                for w in design_checks(built, owned, rent, **{**values, "read_Bps_per_gpu": 10e9}))
     assert any("not to the 200 kW budget" in w
                for w in design_checks(built, owned, rent, **{**values, "rack_power_kw": 200.0}))

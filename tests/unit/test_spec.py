@@ -16,12 +16,14 @@ def write(tmp_path, text, name="scenario.toml"):
 
 
 def test_reference_scenario_is_the_issue_cluster(reference):
-    """The shipped reference: 16 x 8 H100 SXM, 8 NDR200 NICs, 2-tier fat-tree, 200 TB, 50 kW, $0.12, 3 y."""
+    """The shipped reference: 16 x 8 H100 SXM, 8 NDR200 NICs, fat-tree of automatic tiers (two), 200 TB, 50 kW, $0.12, 3 y."""
     assert (reference.cluster.gpu, reference.cluster.num_nodes, reference.cluster.gpus_per_node) == ("h100-sxm", 16, 8)
     assert (reference.network.fabric, reference.network.nics_per_node) == ("ib-ndr200", 8)
     assert (reference.network.topology, reference.network.tiers, reference.network.oversubscription) == \
-        ("fat-tree", 2, 1.0)
-    assert reference.storage.usable_tb == 200 and reference.storage.tier == "nvme-pfs"
+        ("fat-tree", 0, 1.0)
+    assert reference.storage.usable_tb is None and reference.storage.tier == "nvme-pfs"   # "auto"
+    assert reference.storage.tb_per_gpu * reference.cluster.num_gpus == 200
+    assert reference.staff.ops_engineers is None and reference.staff.setup_engineers is None   # "auto"
     assert reference.facility.rack_power_kw == 50 and reference.facility.cooling == "liquid"
     assert reference.facility.electricity_usd_per_kwh == 0.12 and reference.finance.years == 3
 

@@ -147,13 +147,25 @@ class Transceiver(Priced):
         return "module"
 
 
+MEDIA = ("copper", "multimode", "singlemode")
+
+
 @dataclass(**FROZEN)
 class Cable(Priced):
-    """A cable (fibre or copper) for one link."""
+    """A cable of one medium, up to ``reach_m`` long, carrying ``links`` links (a copper splitter: 2 or 4)."""
+
+    medium: str = "multimode"
+    reach_m: float = 50.0
+    links: int = 1
+
+    def __post_init__(self) -> None:
+        check(self.medium in MEDIA, "medium", f"must be one of {', '.join(MEDIA)}, got {self.medium!r}")
+        check(self.reach_m > 0, "reach_m", f"must be > 0, got {self.reach_m}")
+        check(self.links >= 1, "links", f"must be >= 1, got {self.links}")
 
     @property
     def per(self) -> str:
-        return "link"
+        return "link" if self.links == 1 else "cable"
 
 
 @dataclass(**FROZEN)
@@ -166,7 +178,11 @@ class Fabric(Entry):
     switch: str
     nic_transceiver: str
     switch_transceiver: str
-    cable: str
+    cable: str                        # the standard medium, with the two transceivers above
+    copper_cable: str = ""            # a copper (DAC) cable for node links within a rack ("" = none)
+    singlemode_nic_transceiver: str = ""     # single-mode optics for links past the cable's reach ("" = none)
+    singlemode_switch_transceiver: str = ""
+    singlemode_cable: str = ""
     hop_latency_s: float = unit("s")
     efficiency: float = 0.95          # calibrated: achievable share of line rate for large messages
     latency_s: float = unit("s", default=0.0)  # added to NCCL's network latency per inter-node step

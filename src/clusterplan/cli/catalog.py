@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         families = catalog.families
         if args.family and args.family not in families:
-            raise ConfigError(f"unknown family {args.family!r}{suggest(args.family, families)}", key="--family")
+            raise ConfigError(f"unknown family {args.family!r}{suggest(args.family, families)}; the families are "
+                              f"{', '.join(sorted(families))}", key="--family")
         entries = [(family, entry) for family, group in families.items()
                    if not args.family or family == args.family for entry in group.values()]
     document = catalog_document(entries)

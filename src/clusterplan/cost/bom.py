@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.catalog import Priced
-from clusterplan.design import Design
+from clusterplan.design import CableRun, Design
 from clusterplan.schema import FROZEN
 
 
@@ -44,10 +44,8 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
         _line("compute", parts.server, design.num_nodes),
         _line("network", parts.nic, design.num_nodes * design.nics_per_node),
         *switches,
-        _line("network", parts.nic_transceiver, design.nic_transceivers),
-        _line("network", parts.switch_transceiver, design.switch_transceivers),
-        _line("network", parts.cable, topology.num_links),
-        _line("storage", parts.storage, design.storage_tb),
+        *cabling_lines(design.cabling),
+        _line("storage", parts.storage, design.storage_tb, f"{parts.storage.name}: {design.storage_rule}"),
         _line("storage", parts.burst_buffer, design.burst_buffer_tb, f"{parts.burst_buffer.name} (burst buffer)"),
         _line("facility", parts.rack, design.racks.num_racks),
         _line("facility", parts.pdu, design.pdus),
@@ -56,10 +54,33 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
     return tuple(line for line in lines if line.quantity > 0)
 
 
+def cabling_lines(runs: tuple[CableRun, ...]) -> list[LineItem]:
+    """NIC-end modules, switch-end modules, then cables: one line per part, naming the tiers it serves, how far
+    and over what (design/cabling.py)."""
+    parts: dict[str, tuple[Priced, list[tuple[float, CableRun]]]] = {}
+    for attribute, count in (("nic_transceiver", "nic_modules"), ("switch_transceiver", "switch_modules"),
+                             ("cable", "cables")):
+        for run in runs:
+            entry = getattr(run, attribute)
+            if entry is not None and getattr(run, count):
+                parts.setdefault(entry.id, (entry, []))[1].append((getattr(run, count), run))
+    return [_line("network", entry, sum(quantity for quantity, _ in uses),
+                  f"{entry.name} ({'; '.join(_where(run) for _, run in uses)})")
+            for entry, uses in parts.values()]
+
+
+def _where(run: CableRun) -> str:
+    """"node-leaf, in the rack (2 m)", "aggregation-core, single-mode, up to 60 m"."""
+    medium = {"copper": "copper", "multimode": "multimode", "singlemode": "single-mode"}[run.medium]
+    return f"{run.link}, {medium}, up to {run.length_m:,.0f} m"
+
+
 def one_off_items(design: Design, *, setup_engineers: float, setup_months: float,
                   loaded_cost_usd_per_year: float) -> tuple[LineItem, ...]:
     """Costs paid once at the start that are not hardware: integration and setup staff."""
-    staff = LineItem(category="setup", item="Setup engineers (engineer-years)", catalog_id="",
+    staff = LineItem(category="setup", catalog_id="",
+                     item=f"Setup engineers (engineer-years): {setup_engineers:,g} for {setup_months:g} months, "
+                          f"{design.staff.setup_rule}",
                      quantity=setup_engineers * setup_months / 12, per="engineer-year",
                      unit_price_usd=loaded_cost_usd_per_year, source="scenario [staff]")
     lines = (_line("setup", design.parts.integration, design.num_nodes), staff)

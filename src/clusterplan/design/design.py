@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from clusterplan.catalog import (Cable, Catalog, Cooling, Fabric, Gpu, Nic, Pdu, Rack, Server, Service,
                                  StorageTier, Switch, Transceiver)
+from clusterplan.design.cabling import CableRun, Media, cable_runs
 from clusterplan.design.racks import Gear, RackLayout, lay_out
 from clusterplan.design.topology import Topology, fat_tree
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
-from clusterplan.spec import Spec
+from clusterplan.spec import Spec, Staff, Storage
 
 
 @dataclass(**FROZEN)
@@ -32,6 +34,7 @@ class Parts:
     pdu: Pdu
     cooling: Cooling
     integration: Service
+    media: Media                # the fabric's parts for each medium (design/cabling.py)
 
 
 @dataclass(**FROZEN)
@@ -43,9 +46,11 @@ class Design:
     gpus_per_node: int
     nics_per_node: int
     topology: Topology
-    nic_transceivers: int
+    nic_transceivers: int       # all the runs' modules, of whatever medium
     switch_transceivers: int
+    cabling: tuple[CableRun, ...]   # each tier's links: medium, length, parts
     storage_tb: float
+    storage_rule: str           # how storage_tb and storage_units were found
     storage_units: int
     storage_read_Bps: float
     storage_write_Bps: float
@@ -56,6 +61,7 @@ class Design:
     it_power_w: float           # nameplate maximum: sizes racks, feeds and colocation
     it_typical_power_w: float   # average draw under training load: sizes the electricity bill
     pue: float
+    staff: Staffing
 
     @property
     def num_gpus(self) -> int:
@@ -79,6 +85,45 @@ class Design:
         return rate * self.topology.bisection_fraction
 
 
+@dataclass(**FROZEN)
+class Staffing:
+    """The engineers who set up and run the cluster, and the rule that gave each number."""
+
+    ops_engineers: float
+    setup_engineers: float
+    ops_rule: str
+    setup_rule: str
+
+
+def staffing(staff: Staff, num_gpus: int) -> Staffing:
+    """``staff`` with "auto" numbers derived: ceil(GPUs / gpus_per_engineer), at least ``min_engineers``."""
+    derived = max(staff.min_engineers, math.ceil(num_gpus / staff.gpus_per_engineer))
+    rule = (f"1 per {staff.gpus_per_engineer:,g} GPUs, at least {staff.min_engineers:g} "
+            "(staff.gpus_per_engineer)")
+
+    def pick(value: float | None, key: str) -> tuple[float, str]:
+        return (derived, rule) if value is None else (value, f"staff.{key}")
+
+    ops, ops_rule = pick(staff.ops_engineers, "ops_engineers")
+    setup, setup_rule = pick(staff.setup_engineers, "setup_engineers")
+    return Staffing(ops_engineers=ops, setup_engineers=setup, ops_rule=ops_rule, setup_rule=setup_rule)
+
+
+def storage_blocks(storage: Storage, tier: StorageTier, num_gpus: int) -> tuple[float, int, str]:
+    """Usable TB, building blocks and their rule. An explicit ``usable_tb`` binds (the checks flag a tier too slow
+    for data loading); "auto" buys ``tb_per_gpu`` x GPUs, in blocks enough to read ``read_Bps_per_gpu`` x GPUs too
+    (whole blocks bought for bandwidth bring their capacity)."""
+    if storage.usable_tb is not None:
+        return storage.usable_tb, math.ceil(storage.usable_tb / tier.unit_capacity_tb), "storage.usable_tb"
+    tb, rule = storage.tb_per_gpu * num_gpus, f"{storage.tb_per_gpu:,g} TB per GPU (storage.tb_per_gpu)"
+    for_read = math.ceil(storage.read_Bps_per_gpu * num_gpus / tier.unit_read_Bps) if tb else 0
+    if for_read > math.ceil(tb / tier.unit_capacity_tb):
+        tb = for_read * tier.unit_capacity_tb
+        rule = (f"{for_read:,} blocks to read {storage.read_Bps_per_gpu / 1e6:,g} MB/s per GPU "
+                "(storage.read_Bps_per_gpu), more than storage.tb_per_gpu needs")
+    return tb, math.ceil(tb / tier.unit_capacity_tb), rule
+
+
 def resolve(spec: Spec, catalog: Catalog) -> Parts:
     """Look up every id the scenario names; errors name the scenario key."""
     gpu = catalog.get("gpus", spec.cluster.gpu, key="cluster.gpu")
@@ -92,6 +137,7 @@ def resolve(spec: Spec, catalog: Catalog) -> Parts:
         nic_transceiver=catalog.get("transceivers", fabric.nic_transceiver, key="network.fabric"),
         switch_transceiver=catalog.get("transceivers", fabric.switch_transceiver, key="network.fabric"),
         cable=catalog.get("cables", fabric.cable, key="network.fabric"),
+        media=_media(catalog, fabric),
         storage=catalog.get("storage", spec.storage.tier, key="storage.tier"),
         burst_buffer=catalog.get("storage", spec.storage.burst_buffer, key="storage.burst_buffer"),
         rack=catalog.get("racks", spec.facility.rack, key="facility.rack"),
@@ -101,6 +147,18 @@ def resolve(spec: Spec, catalog: Catalog) -> Parts:
     )
     _check_fit(spec, parts)
     return parts
+
+
+def _media(catalog: Catalog, fabric: Fabric) -> Media:
+    def get(family: str, entry_id: str) -> Any:
+        return catalog.get(family, entry_id, key="network.fabric") if entry_id else None
+
+    return Media(nic_transceiver=get("transceivers", fabric.nic_transceiver),
+                 switch_transceiver=get("transceivers", fabric.switch_transceiver),
+                 cable=get("cables", fabric.cable), copper=get("cables", fabric.copper_cable),
+                 singlemode_nic_transceiver=get("transceivers", fabric.singlemode_nic_transceiver),
+                 singlemode_switch_transceiver=get("transceivers", fabric.singlemode_switch_transceiver),
+                 singlemode_cable=get("cables", fabric.singlemode_cable))
 
 
 def _check_fit(spec: Spec, parts: Parts) -> None:
@@ -122,16 +180,15 @@ def design(spec: Spec, catalog: Catalog) -> Design:
     topology = fat_tree(num_nodes=nodes, nics_per_node=network.nics_per_node, radix=parts.switch.radix,
                         oversubscription=network.oversubscription,
                         rail_optimized=network.topology == "rail-optimized", tiers=network.tiers)
-    nic_modules = math.ceil(topology.num_endpoints / parts.nic_transceiver.ports)
-    switch_ports = topology.num_endpoints + 2 * topology.num_switch_links
-    switch_modules = math.ceil(switch_ports / parts.switch_transceiver.ports)
+    switch_ports = topology.num_endpoints + 2 * topology.num_switch_links   # for the racks: the standard optics
+    standard_switch_modules = math.ceil(switch_ports / parts.switch_transceiver.ports)
     storage = parts.storage
-    storage_units = math.ceil(spec.storage.usable_tb / storage.unit_capacity_tb)
+    storage_tb, storage_units, storage_rule = storage_blocks(spec.storage, storage, spec.cluster.num_gpus)
     burst = parts.burst_buffer
     burst_units = math.ceil(spec.storage.burst_buffer_tb / burst.unit_capacity_tb)
 
     switch_power = parts.switch.power_w + parts.switch_transceiver.power_w * (
-        switch_modules / max(topology.num_switches, 1))
+        standard_switch_modules / max(topology.num_switches, 1))
     server_power = parts.server.max_power_w + parts.nic_transceiver.power_w * network.nics_per_node
     budget_w = min(spec.facility.rack_power_kw * 1e3, parts.cooling.max_rack_power_w)
     racks = lay_out(
@@ -142,18 +199,24 @@ def design(spec: Spec, catalog: Catalog) -> Design:
               rack_units=storage.unit_rack_units),
          Gear(name=burst.name, count=burst_units, power_w=burst.unit_power_w, rack_units=burst.unit_rack_units)],
         budget_w=budget_w, rack_units=parts.rack.rack_units)
-    shared_w = (switch_power * topology.num_switches + storage.unit_power_w * storage_units
+    # racks are laid out with the standard optics' power; the total below counts each run's own modules
+    runs = cable_runs(topology, racks, parts.media, num_nodes=nodes, nics_per_node=network.nics_per_node)
+    nic_modules = sum(run.nic_modules for run in runs)
+    switch_modules = sum(run.switch_modules for run in runs)
+    optics_w = sum(run.nic_modules * run.nic_transceiver.power_w for run in runs if run.nic_transceiver) + sum(
+        run.switch_modules * run.switch_transceiver.power_w for run in runs if run.switch_transceiver)
+    shared_w = (parts.switch.power_w * topology.num_switches + storage.unit_power_w * storage_units
                 + burst.unit_power_w * burst_units)
-    optics_w = parts.nic_transceiver.power_w * nic_modules
     return Design(
         parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
         nics_per_node=network.nics_per_node, topology=topology,
-        nic_transceivers=nic_modules, switch_transceivers=switch_modules,
-        storage_tb=spec.storage.usable_tb, storage_units=storage_units, storage_read_Bps=storage_units * storage.unit_read_Bps,
+        nic_transceivers=nic_modules, switch_transceivers=switch_modules, cabling=runs,
+        storage_tb=storage_tb, storage_rule=storage_rule, storage_units=storage_units,
+        storage_read_Bps=storage_units * storage.unit_read_Bps,
         storage_write_Bps=storage_units * storage.unit_write_Bps,
         burst_buffer_tb=spec.storage.burst_buffer_tb, burst_buffer_units=burst_units,
         racks=racks, pdus=racks.num_racks * spec.facility.pdus_per_rack,
         it_power_w=nodes * parts.server.max_power_w + optics_w + shared_w,
         it_typical_power_w=nodes * parts.server.typical_power_w + optics_w + shared_w,
-        pue=spec.facility.pue,
+        pue=spec.facility.pue, staff=staffing(spec.staff, spec.cluster.num_gpus),
     )

@@ -13,8 +13,11 @@ Counting rules (docs/topology.md):
 - Three tiers: pods of ``radix // 2`` leaves share aggregation switches
   (half their ports down, half up, non-blocking); cores take every
   aggregation uplink. Possible while there are at most ``radix`` pods.
-- One tier: a single switch, when every endpoint fits on it. Two tiers asked
-  for where one switch would do spread the endpoints over two leaves.
+- One tier: a single switch. Chosen automatically (``tiers = 0``) only when every
+  endpoint fits on one leaf's ``down`` ports, so the switch keeps its uplink half
+  to grow into a leaf; asked for (``tiers = 1``), whenever every endpoint fits on
+  its ``radix`` ports. Two tiers asked for where one switch would do spread the
+  endpoints over two leaves.
 """
 
 from __future__ import annotations
@@ -65,16 +68,16 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
     groups = [num_nodes] * nics_per_node if rail_optimized else [endpoints]
     single_switch = len(groups) == 1 and endpoints <= radix
     if tiers == 1 and not single_switch:
-        raise ConfigError(f"one switch of {radix} ports cannot take {endpoints} NICs"
+        raise ConfigError(f"one switch of {radix} ports cannot take {endpoints:,} NICs"
                           + (" on separate rails" if rail_optimized and endpoints <= radix else ""),
                           key="network.tiers")
-    if tiers == 1 or (tiers == 0 and single_switch):
+    down = max(1, math.floor(radix * oversubscription / (1 + oversubscription)))
+    if tiers == 1 or (tiers == 0 and single_switch and endpoints <= down):
         return Topology(kind=kind, tiers=1, num_endpoints=endpoints, radix=radix,
                         switches=(("switch", 1),), links=(("node-switch", endpoints),),
                         ports_used=endpoints, ports_available=radix, bisection_fraction=1.0,
                         endpoints_per_leaf=endpoints)
 
-    down = max(1, math.floor(radix * oversubscription / (1 + oversubscription)))
     leaves_per_group = [math.ceil(group / down) for group in groups]
     if sum(leaves_per_group) == 1:  # two tiers asked where one switch would do: spread over two leaves
         leaves_per_group = [min(2, groups[0])]
@@ -85,8 +88,8 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
 
     two_tier_ok = num_leaves <= radix
     if tiers == 2 and not two_tier_ok:
-        raise ConfigError(f"two tiers of {radix}-port switches connect at most {radix * down} NICs "
-                          f"at {oversubscription:g}:1, the cluster has {endpoints}; use 0 (auto) or 3",
+        raise ConfigError(f"two tiers of {radix}-port switches connect at most {radix * down:,} NICs "
+                          f"at {oversubscription:g}:1, the cluster has {endpoints:,}; use 0 (auto) or 3",
                           key="network.tiers")
     if tiers == 2 or (tiers == 0 and two_tier_ok):
         spines = math.ceil(uplinks / radix)
@@ -99,7 +102,7 @@ def fat_tree(*, num_nodes: int, nics_per_node: int, radix: int, oversubscription
     half = radix // 2
     pods = [leaf_uplinks[i:i + half] for i in range(0, num_leaves, half)]
     if len(pods) > radix:
-        raise ConfigError(f"{endpoints} NICs need more than three tiers of {radix}-port switches",
+        raise ConfigError(f"{endpoints:,} NICs need more than three tiers of {radix}-port switches",
                           key="cluster.num_nodes")
     aggregation = sum(math.ceil(sum(pod) / half) for pod in pods)
     cores = math.ceil(uplinks / radix)

@@ -46,8 +46,8 @@ def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
         built, electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
         colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month,
         maintenance_fraction_per_year=finance.maintenance_fraction_per_year,
-        software_usd_per_gpu_year=finance.software_usd_per_gpu_year, ops_engineers=staff.ops_engineers,
-        setup_engineers=staff.setup_engineers, setup_months=staff.setup_months,
+        software_usd_per_gpu_year=finance.software_usd_per_gpu_year, ops_engineers=built.staff.ops_engineers,
+        setup_engineers=built.staff.setup_engineers, setup_months=staff.setup_months,
         loaded_cost_usd_per_year=staff.loaded_cost_usd_per_year, years=finance.years,
         discount_rate=finance.discount_rate, utilization=finance.utilization)
 

@@ -85,7 +85,7 @@ def model(spec: Spec, catalog: Catalog, *, offer: str | None = None) -> Model:
     return Model(inputs=tuple(inputs), capex_weights=tuple(weights[item.key][0] for item in inputs),
                  one_off_weights=tuple(weights[item.key][1] for item in inputs),
                  typical_power_w=built.it_typical_power_w, power_w=built.it_power_w,
-                 ops_engineers=spec.staff.ops_engineers, years=spec.finance.years, num_gpus=built.num_gpus,
+                 ops_engineers=built.staff.ops_engineers, years=spec.finance.years, num_gpus=built.num_gpus,
                  offer=offer or None, offer_pay_per_use=offer_entry is not None and not offer_entry.term_years)
 
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
+from clusterplan.jobs import Workload
+from clusterplan.perf.hardware import Options
 from clusterplan.perf.hf import from_hf_config
+from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
-from clusterplan.perf.hardware import Options
-from clusterplan.perf.layout import Constraints
 from clusterplan.schema import FROZEN
-from clusterplan.spec import Workload
 
 TOKENS_PER_BATCH = 4 * 2**20   # the global batch when the scenario gives none: about 4M tokens
 # The largest global batch the search tries: Llama 3 405B's final 16M tokens per step (Dubey et al. 2024, §3.4.1)

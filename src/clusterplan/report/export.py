@@ -32,7 +32,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "version": __version__,
         "scenario": as_table(plan.spec),
         "design": _design(plan.design),
-        "cost": {**_cost(plan.costs, plan.design.num_gpus), "utilization": plan.spec.finance.utilization,
+        "cost": {**_cost(plan.costs, plan.design), "utilization": plan.spec.finance.utilization,
                  "utilization_source": utilization_source(plan.spec)},
         "cloud": cloud,
         "cheapest_cloud": None if cheapest is None else {
@@ -74,25 +74,35 @@ def _design(design: Design) -> dict[str, Any]:
             "switches": dict(topology.switches), "links": dict(topology.links),
             "ports_used": topology.ports_used, "ports_available": topology.ports_available,
             "nic_transceivers": design.nic_transceivers, "switch_transceivers": design.switch_transceivers,
+            "cabling": [{"link": run.link, "links": run.count, "length_m": run.length_m, "medium": run.medium,
+                         "cable": run.cable.id, "cables": run.cables,
+                         "nic_transceiver": run.nic_transceiver.id if run.nic_transceiver else None,
+                         "nic_transceivers": run.nic_modules,
+                         "switch_transceiver": run.switch_transceiver.id if run.switch_transceiver else None,
+                         "switch_transceivers": run.switch_modules} for run in design.cabling],
             "bisection_bw_Bps_per_gpu": design.bisection_bw_Bps_per_gpu,
         },
-        "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "units": design.storage_units,
+        "staff": {"ops_engineers": design.staff.ops_engineers, "setup_engineers": design.staff.setup_engineers,
+                  "ops_rule": design.staff.ops_rule, "setup_rule": design.staff.setup_rule},
+        "storage": {"tier": parts.storage.id, "usable_tb": design.storage_tb, "rule": design.storage_rule,
+                    "units": design.storage_units,
                     "read_Bps": design.storage_read_Bps, "write_Bps": design.storage_write_Bps},
         "burst_buffer": None if not design.burst_buffer_units else {
-            "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb,
+            "tier": parts.burst_buffer.id, "usable_tb": design.burst_buffer_tb, "rule": "storage.burst_buffer_tb",
             "units": design.burst_buffer_units, "read_Bps": design.burst_buffer_read_Bps,
             "write_Bps": design.burst_buffer_write_Bps},
     }
 
 
-def _cost(costs: Costs, num_gpus: int) -> dict[str, Any]:
+def _cost(costs: Costs, design: Design) -> dict[str, Any]:
     """Capex, one-off, opex, TCO and NPV, the per-GPU figures, the BoM and the cash over the horizon."""
-    horizon_months = 12 * costs.years
+    horizon_months, num_gpus, staff = 12 * costs.years, design.num_gpus, design.staff
     return {
         "capex_usd": costs.capex_usd,
         "capex_by_category_usd": costs.capex_by_category(),
         "one_off_usd": costs.one_off_usd,
         "opex_usd_per_year": {**costs.opex_usd_per_year, "total": costs.opex_total_usd_per_year},
+        "opex_rules": {"staff": f"{staff.ops_engineers:,g} engineers, {staff.ops_rule}"},
         "years": costs.years,
         "horizon_months": horizon_months,
         "tco_usd": costs.tco_usd,

@@ -80,7 +80,7 @@ def months(value: int | None) -> str:
 
 Format = Callable[[Any], str]
 FORMATS: Mapping[str, Mapping[str, Format]] = MappingProxyType({
-    TERMINAL: MappingProxyType({"usd": format_usd, "price": lambda v: f"${v:.2f}", "kw": lambda v: f"{v:.1f} kW",
+    TERMINAL: MappingProxyType({"usd": format_usd, "price": lambda v: f"${v:.2f}", "kw": lambda v: f"{v:,.1f} kW",
                                 "months": months}),
     HTML: MappingProxyType({"usd": money, "price": money, "kw": lambda v: f"{v:,.1f} kW", "months": months}),
 })
@@ -186,8 +186,8 @@ HEADLINES: tuple[Headline, ...] = (
     Headline(pointer="/design/num_nodes", label="Nodes", unit="nodes", rows=rows(tables=10)),
     Headline(pointer="/design/num_racks", label="Racks", unit="racks", rows=rows(terminal=8, html=10, tables=11,
                                                                                  compare=15),
-             terminal="{design[num_racks]} ({design[racks][compute]} compute, "
-                      "{design[racks][infrastructure]} network+storage)"),
+             terminal="{design[num_racks]:,} ({design[racks][compute]:,} compute, "
+                      "{design[racks][infrastructure]:,} network+storage)"),
     Headline(pointer="/design/it_power_kw", label="IT power (max)", unit="kW", format="kw",
              rows=rows(html=8, tables=12, compare=16)),
     Headline(pointer="/design/it_power_kw", label="IT power (max / typical)", unit="kW", rows=rows(terminal=9),

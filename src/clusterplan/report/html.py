@@ -22,6 +22,7 @@ from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.tables import plan_heading
+from clusterplan.units import format_quantity
 
 Section = Callable[[dict[str, Any]], "Part | None"]
 
@@ -53,7 +54,7 @@ def capex(doc: dict) -> Part:
             base = f"/plan/cost/bom/{i}"
             star = " *" if line["assumption"] else ""
             rows.append(f'<tr><td>{esc(category)}</td><td title="{esc(line["source"])}">{esc(line["item"])}{star}</td>'
-                        f'{td(doc, base + "/quantity", lambda v: f"{v:,.4g}")}<td>{esc(line["per"])}</td>'
+                        f'{td(doc, base + "/quantity", format_quantity)}<td>{esc(line["per"])}</td>'
                         f'{td(doc, base + "/unit_price_usd")}{td(doc, base + "/total_usd")}</tr>')
         rows.append(f'<tr class="sub"><td></td><td>{esc(category)} subtotal</td><td></td><td></td><td></td>'
                     f'{td(doc, pointer("plan", "cost", "capex_by_category_usd", category))}</tr>')
@@ -79,8 +80,9 @@ def opex(doc: dict) -> Part:
     axis = svg.linear_axis([cost["opex_usd_per_year"]["total"]], "USD per year", svg.usd)
     chart = svg.bar_chart("Opex by year, stacked by category (USD)", years, series, axis, x_label="year of operation",
                           chart="opex")
-    rows = [f'<tr><td>{esc(name)}</td>{td(doc, pointer("plan", "cost", "opex_usd_per_year", name))}</tr>'
-            for name in names]
+    rules = cost.get("opex_rules", {})
+    rows = [f'<tr><td>{esc(name + (": " + rules[name] if name in rules else ""))}</td>'
+            f'{td(doc, pointer("plan", "cost", "opex_usd_per_year", name))}</tr>' for name in names]
     rows.append(f'<tr class="total"><td>total per year</td>{td(doc, "/plan/cost/opex_usd_per_year/total")}</tr>')
     for i, line in enumerate(cost["one_off"]):
         rows.append(f'<tr><td>one-off: {esc(line["item"])}</td>{td(doc, f"/plan/cost/one_off/{i}/total_usd")}</tr>')
@@ -170,10 +172,11 @@ def fabric(doc: dict) -> Part:
     design = doc["plan"]["design"]
     f = design["fabric"]
     gbps = f"{f['link_rate_Bps'] * 8 / 1e9:g} Gb/s"
-    layers = [(f"{design['num_nodes']} nodes", mark(doc, "/plan/design/num_nodes", "nodes", str))]
+    layers = [(f"{design['num_nodes']:,} nodes", mark(doc, "/plan/design/num_nodes", "nodes", format_quantity))]
     for tier in f["switches"]:
-        layers.append((f"{f['switches'][tier]} x {tier}",
-                       mark(doc, pointer("plan", "design", "fabric", "switches", tier), f"{tier} switches", str)))
+        layers.append((f"{f['switches'][tier]:,} x {tier}",
+                       mark(doc, pointer("plan", "design", "fabric", "switches", tier), f"{tier} switches",
+                            format_quantity)))
     gaps = [f"{count:,} x {gbps}" for count in f["links"].values()]
     title = (f"Fabric: {f['tiers']}-tier {f['topology']} of {f['radix']}-port {f['technology']} switches "
              f"({f['id']})")

@@ -9,6 +9,7 @@ from clusterplan.report.figures import money, months
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.terminal_analysis import format_delta, format_figure
+from clusterplan.units import format_quantity
 
 TOP = 12   # inputs shown in a tornado
 METRICS = {"tco_usd": "TCO", "cost_per_gpu_hour_usd": "Cost per delivered GPU-hour", "breakeven_months": "Break-even"}
@@ -26,8 +27,8 @@ def collectives(doc: dict) -> Part | None:
     series, rows, sizes, values = [], [], [], []
     for k, group_doc in enumerate(groups):
         group = group_doc["group"]
-        name = (f"{group_doc['op']} predicted, {group['num_gpus']} GPUs "
-                f"({group['num_nodes']} node{'s' if group['num_nodes'] > 1 else ''})")
+        name = (f"{group_doc['op']} predicted, {group['num_gpus']:,} GPUs "
+                f"({group['num_nodes']:,} node{'s' if group['num_nodes'] > 1 else ''})")
         points = tuple((row["size_bytes"], mark(doc, f"/collectives/{k}/rows/{j}/busbw_GBps",
                                                 f"{name}, {svg.binary_size(row['size_bytes'])}B", _gbps))
                        for j, row in enumerate(group_doc["rows"]))
@@ -38,7 +39,7 @@ def collectives(doc: dict) -> Part | None:
                                                   f"measured, {svg.binary_size(row['size_bytes'])}B", _gbps))
                          for j, row in enumerate(group_doc["rows"]) if row.get("measured"))
         if measured:
-            series.append(svg.Series(name=f"measured, {group['num_gpus']} GPUs", kind="points", points=measured))
+            series.append(svg.Series(name=f"measured, {group['num_gpus']:,} GPUs", kind="points", points=measured))
             values += [p[1].value for p in measured]
         last = len(group_doc["rows"]) - 1
         error = (td(doc, f"/collectives/{k}/measured/mean_abs_error", lambda v: f"{v:.1%}")
@@ -161,7 +162,7 @@ def _compare_rows(doc: dict, kind: str, changed: bool) -> list[str]:
                          f'data-value="{row[values][k]!r}">{esc(format_figure(row[values][k], unit))}</span>'
                          f"{delta}</td>")
         if kind == "bom":
-            quantities = " / ".join(f"{q:,.4g}" for q in row["quantities"])
+            quantities = " / ".join(format_quantity(q) for q in row["quantities"])
             name = f"{name} ({quantities} {row['per']})"
         rows.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}</tr>")
     return rows

@@ -169,7 +169,7 @@ def _sweep_charts(doc: dict, tokens: float) -> str:
     markers = []
     if job.get("time_to_train_s") is not None:
         markers.append((job["num_gpus"], Mark(value=job["time_to_train_s"], pointer="/plan/training/num_gpus",
-                                              tip=f"this plan's job: {job['num_gpus']} GPUs, "
+                                              tip=f"this plan's job: {job['num_gpus']:,} GPUs, "
                                                   f"{_days(job['time_to_train_s'])}"), "this plan"))
     title = f"{_tokens(tokens)} tokens"
     out = svg.line_chart(f"Time to train {title} vs job size (days, raw)", [time], x,

@@ -9,7 +9,7 @@ from clusterplan import __version__
 from clusterplan.report.schedule import format_duration
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.schema import as_table
-from clusterplan.units import format_si, format_usd
+from clusterplan.units import format_quantity, format_si, format_usd
 
 RELIABILITY_SCHEMA = "clusterplan.reliability/1"
 
@@ -96,8 +96,8 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
     job, checkpoint, restart = doc["job"], doc["checkpoint"], doc["restart_s"]
     gpu = doc["scenario"]["cluster"]["gpu"]
     console.print(f"[bold]clusterplan reliability[/bold]: {escape(doc['model']['name'])} "
-                  f"({doc['model']['params'] / 1e9:.1f}B parameters) on {job['num_gpus']} x {gpu} "
-                  f"({job['num_nodes']} nodes), {job['days']:g} days")
+                  f"({doc['model']['params'] / 1e9:.1f}B parameters) on {job['num_gpus']:,} x {gpu} "
+                  f"({job['num_nodes']:,} nodes), {job['days']:g} days")
     summary = new_table("Summary", "", "", header=False)
     interval = doc["optimal_interval_s"]
     mode = "asynchronous" if checkpoint["asynchronous"] else "synchronous"
@@ -146,7 +146,7 @@ def _causes(console, doc: dict[str, Any]) -> None:
     table = new_table("Interruptions by cause", "Cause", "Scope", "Rate", "Count", "Per day",
                        f"In {days:g} d", "Share", "Waste", right=(2, 3, 4, 5, 6, 7))
     for cause in doc["causes"]:
-        table.add_row(cause["id"], cause["scope"], f"{cause['per_1000_unit_days']:.3g}", f"{cause['count']:,.4g}",
+        table.add_row(cause["id"], cause["scope"], f"{cause['per_1000_unit_days']:.3g}", format_quantity(cause['count']),
                       f"{cause['per_day']:.3g}", f"{cause['expected']:,.2f}", f"{cause['share']:.1%}",
                       f"{cause['waste']:.3%}")
     table.add_row("checkpoint", "", "", "", "", "", "", f"{doc['waste_by_cause']['checkpoint']:.3%}",

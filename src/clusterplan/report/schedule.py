@@ -73,8 +73,8 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
     leaf += " (topology-aware placement)" if cluster["topology_aware"] else ""
     console.print(f"[bold]clusterplan schedule[/bold]: {escape(trace['name'])}, {trace['num_jobs']:,} jobs "
                   f"({trace['format']}), offered load {trace['offered_load']:.2f}")
-    console.print(f"Cluster: {cluster['num_nodes']} nodes x {cluster['gpus_per_node']} GPUs = "
-                  f"{cluster['num_gpus']} GPUs{leaf}")
+    console.print(f"Cluster: {cluster['num_nodes']:,} nodes x {cluster['gpus_per_node']} GPUs = "
+                  f"{cluster['num_gpus']:,} GPUs{leaf}")
     notes = [f"{count:,} {reason}" for reason, count in trace["dropped"].items()]
     if trace["num_bad_lines_skipped"]:
         notes.append(f"{trace['num_bad_lines_skipped']:,} bad lines skipped")

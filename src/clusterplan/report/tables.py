@@ -29,7 +29,7 @@ class Table:
 def plan_heading(doc: dict[str, Any]) -> str:
     """One line naming the cluster, as the terminal view starts."""
     design, fabric = doc["design"], doc["design"]["fabric"]
-    return (f"{design['num_gpus']} x {design['gpu']} ({design['num_nodes']} nodes x {design['gpus_per_node']}), "
+    return (f"{design['num_gpus']:,} x {design['gpu']} ({design['num_nodes']:,} nodes x {design['gpus_per_node']}), "
             f"{fabric['id']} {fabric['topology']}, {doc['cost']['years']} years")
 
 

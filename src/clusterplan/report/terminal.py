@@ -10,7 +10,7 @@ from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.figures import TERMINAL, money, months, shown
 from clusterplan.report.tables import plan_heading
 from clusterplan.report.training import training_rows
-from clusterplan.units import format_si, format_usd
+from clusterplan.units import format_quantity, format_si, format_usd
 
 
 def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
@@ -40,8 +40,8 @@ def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
 def _design(console: Console, design: dict[str, Any]) -> None:
     """The fabric, the racks and the storage, a line each."""
     fabric, racks = design["fabric"], design["racks"]
-    switches = ", ".join(f"{count} {tier}" for tier, count in fabric["switches"].items())
-    links = ", ".join(f"{count} {tier}" for tier, count in fabric["links"].items())
+    switches = ", ".join(f"{count:,} {tier}" for tier, count in fabric["switches"].items())
+    links = ", ".join(f"{count:,} {tier}" for tier, count in fabric["links"].items())
     console.print(f"[bold]Fabric[/bold]: {fabric['tiers']}-tier {fabric['topology']} of {fabric['radix']}-port "
                   f"switches at {fabric['link_rate_Bps'] * 8 / 1e9:g} Gb/s: {switches}; links {links}; "
                   f"bisection {fabric['bisection_bw_Bps_per_gpu'] / 1e9:.1f} GB/s per GPU")
@@ -58,7 +58,7 @@ def _bom(console: Console, cost: dict[str, Any]) -> None:
     for category, subtotal in cost["capex_by_category_usd"].items():
         for line in (x for x in cost["bom"] if x["category"] == category):
             mark = " *" if line["assumption"] else ""
-            bom.add_row(category, escape(line["item"]) + mark, f"{line['quantity']:,.4g}",
+            bom.add_row(category, escape(line["item"]) + mark, format_quantity(line['quantity']),
                         format_usd(line["unit_price_usd"]), format_usd(line["total_usd"]))
         bom.add_row("", f"[bold]{category} subtotal[/bold]", "", "", f"[bold]{format_usd(subtotal)}[/bold]",
                     end_section=True)
@@ -70,8 +70,10 @@ def _bom(console: Console, cost: dict[str, Any]) -> None:
 def _opex(console: Console, cost: dict[str, Any]) -> None:
     """Opex per year by category, the one-off lines, and the TCO as their sum."""
     opex = new_table("Opex per year, and one-off", "Item", "USD", right=(1,))
+    rules = cost.get("opex_rules", {})
     for name, value in cost["opex_usd_per_year"].items():
-        opex.add_row(f"[bold]{name}[/bold]" if name == "total" else name, format_usd(value))
+        label = f"{name}: {escape(rules[name])}" if name in rules else name
+        opex.add_row(f"[bold]{name}[/bold]" if name == "total" else label, format_usd(value))
     for line in cost["one_off"]:
         opex.add_row(f"one-off: {line['item']}", format_usd(line["total_usd"]))
     console.print(opex)
@@ -94,7 +96,7 @@ def _cloud(console: Console, doc: dict[str, Any]) -> None:
         console.print(cloud)
     if doc["hybrid"]:
         h = doc["hybrid"]
-        console.print(f"[bold]Hybrid[/bold]: own {h['owned_nodes']} of {h['num_nodes']} nodes "
+        console.print(f"[bold]Hybrid[/bold]: own {h['owned_nodes']:,} of {h['num_nodes']:,} nodes "
                       f"({format_usd(h['own_usd'])}) and burst {h['burst_gpu_hours_per_year']:,.0f} GPU-hours a "
                       f"year to {h['burst_offer']} ({format_usd(h['burst_usd'])}): {format_usd(h['total_usd'])} "
                       f"over {h['years']} years\n")
@@ -119,6 +121,8 @@ def render_catalog(doc: dict[str, Any], stream: TextIO) -> None:
         console.print(table)
         return
     table = new_table("Catalog", "Id", "Family", "Name", "Price", "Date", right=(3,))
+    table.columns[0].min_width = max(len(entry["id"]) for entry in entries)   # an id is typed: never cut
+    table.columns[0].no_wrap = True
     for entry in entries:
         price = entry.get("price_usd")
         text = "" if price is None else money(price)

@@ -6,6 +6,7 @@ from typing import Any, TextIO
 
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.figures import money, months
+from clusterplan.units import format_quantity
 
 
 def _money(value: float | None) -> str:
@@ -15,7 +16,7 @@ def _money(value: float | None) -> str:
 def render_sensitivity(doc: dict[str, Any], stream: TextIO) -> None:
     console = new_console(stream)
     cluster, mc, offer = doc["scenario"]["cluster"], doc["monte_carlo"], doc["offer"]
-    console.print(f"[bold]clusterplan sensitivity[/bold]: {doc['num_gpus']} x {cluster['gpu']}, {doc['years']} years; "
+    console.print(f"[bold]clusterplan sensitivity[/bold]: {doc['num_gpus']:,} x {cluster['gpu']}, {doc['years']} years; "
                   f"{mc['samples']:,} samples, seed {mc['seed']}"
                   + (f"; break-even vs {offer}" if offer else ""))
     table = new_table(f"Monte Carlo ({doc['distribution']} per input)", "Output", "Nominal", "P10", "P50", "P90",
@@ -113,7 +114,7 @@ def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
     for line in doc["bom"]:
         if line["changed"]:
             bom.add_row(f"{line['category']}: {escape(line['item'])}",
-                        *(f"{q:,.4g}: {_money(t)}" if q else "-" for q, t in zip(line["quantities"],
+                        *(f"{format_quantity(q)}: {_money(t)}" if q else "-" for q, t in zip(line["quantities"],
                                                                                    line["totals_usd"])),
                         *(format_delta(d, "USD") for d in line["deltas_usd"][1:]))
     console.print(bom)

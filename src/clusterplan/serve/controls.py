@@ -16,7 +16,7 @@ from clusterplan.catalog import Catalog
 from clusterplan.perf.presets import PRESETS
 from clusterplan.report.figures import resolve
 from clusterplan.report.svg import esc
-from clusterplan.schema import FROZEN
+from clusterplan.schema import AUTO, FROZEN
 
 
 @dataclass(**FROZEN)
@@ -39,7 +39,7 @@ CONTROLS = (
     Control(key="network.nics_per_node", label="NICs per node", step="1"),
     Control(key="network.tiers", label="Switch tiers", step="1", hint="0 = as few as needed"),
     Control(key="network.oversubscription", label="Oversubscription", hint="1 = non-blocking"),
-    Control(key="storage.usable_tb", label="Storage (TB usable)"),
+    Control(key="storage.usable_tb", label="Storage (TB usable)", kind="text", hint='TB, or "auto" (per GPU)'),
     Control(key="facility.electricity_usd_per_kwh", label="Electricity ($/kWh)"),
     Control(key="facility.pue", label="PUE"),
     Control(key="facility.colocation_usd_per_kw_month", label="Colocation ($/kW-month)"),
@@ -80,6 +80,7 @@ def offers_html(scenario: dict[str, Any], catalog: Catalog) -> str:
 
 
 def _input(control: Control, value: Any, catalog: Catalog) -> str:
+    value = AUTO if value is None else value   # a value left to the design
     name = esc(control.key)
     common = f'id="c-{name}" name="{name}" data-key="{name}" data-value="{esc(_toml(value))}"'
     if control.kind == "select":

@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+from clusterplan.schema import AUTO
+
 BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -19,7 +21,9 @@ def _key(name: str) -> str:
 
 
 def value(item: Any) -> str:
-    """``item`` as a TOML value."""
+    """``item`` as a TOML value; None (a value left to the design) as "auto"."""
+    if item is None:
+        return json.dumps(AUTO)
     if isinstance(item, bool):
         return "true" if item else "false"
     if isinstance(item, (int, float)):

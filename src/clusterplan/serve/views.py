@@ -62,7 +62,7 @@ def train_json(scenario: str | None, overrides: Sequence[str]) -> dict[str, Any]
         raise ConfigError("no model: set workload.model to a preset", key="workload.model")
     document = train_document(result)
     if not document["feasible"]:
-        raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']} GPUs: "
+        raise InfeasiblePlan(f"no layout of {document['model']['name']} fits {document['num_gpus']:,} GPUs: "
                              f"{reasons(document['rejected'])}")
     return document
 

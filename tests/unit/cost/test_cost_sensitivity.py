@@ -17,7 +17,9 @@ def test_tornado_is_sorted_and_brackets_the_nominal(model):
     """Largest TCO swing first; every input's two ends lie either side of (or on) the nominal TCO."""
     nominal, swings = s.tornado(model)
     widths = [swing.tco_swing_usd for swing in swings]
-    assert widths == sorted(widths, reverse=True) and swings[0].input.key == "prices.h100-sxm"
+    assert widths == sorted(widths, reverse=True)
+    # the GPU price swings the most (tied, on the reference, with the 1,280 TB storage tier's $400-1,200 per TB)
+    assert "prices.h100-sxm" in {swing.input.key for swing in swings if swing.tco_swing_usd == widths[0]}
     for swing in swings:
         assert swing.low.tco_usd <= nominal.tco_usd + 1e-6 <= swing.high.tco_usd + 2e-6
 

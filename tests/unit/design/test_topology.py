@@ -14,12 +14,15 @@ def test_two_tier_non_blocking_hand_count():
     assert t.bisection_fraction == 1.0
 
 
-def test_single_switch_when_everything_fits_unless_two_tiers_are_asked():
-    """128 NICs fit one 128-port switch; tiers=2 builds 2 leaves and 1 spine instead."""
-    assert dict(fat_tree(num_nodes=16, nics_per_node=8, radix=128).switches) == {"switch": 1}
-    t = fat_tree(num_nodes=16, nics_per_node=8, radix=128, tiers=2)
-    assert dict(t.switches) == {"leaf": 2, "spine": 1}
-    assert dict(t.links) == {"node-leaf": 128, "leaf-spine": 128}
+def test_one_switch_only_while_one_leaf_takes_every_nic_unless_asked():
+    """Automatic tiers: 64 NICs fit one leaf's 64 down-ports (one switch, its uplinks free to grow); 128 NICs take
+    2 leaves and 1 spine, the reference's two-level fat-tree. tiers=1 puts all 128 on one switch."""
+    assert dict(fat_tree(num_nodes=8, nics_per_node=8, radix=128).switches) == {"switch": 1}
+    auto = fat_tree(num_nodes=16, nics_per_node=8, radix=128)
+    assert auto == fat_tree(num_nodes=16, nics_per_node=8, radix=128, tiers=2)
+    assert dict(auto.switches) == {"leaf": 2, "spine": 1}
+    assert dict(auto.links) == {"node-leaf": 128, "leaf-spine": 128}
+    assert dict(fat_tree(num_nodes=16, nics_per_node=8, radix=128, tiers=1).switches) == {"switch": 1}
     wide = fat_tree(num_nodes=16, nics_per_node=8, radix=256, tiers=2)
     assert dict(wide.switches) == {"leaf": 2, "spine": 1}, "two tiers never means a single leaf"
 

@@ -90,7 +90,7 @@ def test_mesh_tree_is_bound_by_one_peer_link():
 
 
 def test_reference_design_view(reference_plan):
-    """The reference: 8 NDR200 NICs = 200 GB/s per node, 2 tiers, 8 nodes under each of its 2 leaves."""
+    """The reference: 8 NDR200 NICs = 200 GB/s per node, 2 tiers (auto), 8 nodes under each of its 2 leaves."""
     system = system_from_design(reference_plan.design)
     assert system.node_net_bw_Bps == 200e9 and system.tiers == 2
     assert system.nodes_per_leaf == 8 and system.nvls and system.intra_node == "nvswitch"
@@ -113,7 +113,7 @@ def test_rail_optimized_keeps_same_rail_traffic_under_one_leaf(catalog):
     from clusterplan.spec import load_spec
 
     rail = system_from_design(design(load_spec(overrides=["network.topology=rail-optimized"]), catalog))
-    plain = system_from_design(design(load_spec(), catalog))
+    plain = system_from_design(design(load_spec(overrides=["network.tiers=2"]), catalog))
     assert rail.nodes_per_leaf == 16 and plain.nodes_per_leaf == 8
     oversubscribed = ["network.oversubscription=2", "network.tiers=0", "cluster.num_nodes=64"]
     rail2 = system_from_design(design(load_spec(overrides=[*oversubscribed, "network.topology=rail-optimized"]),

@@ -34,7 +34,7 @@ def test_views_read_the_cluster_size_and_the_swing(doc):
     """The terminal heading prints num_gpus; the break-even tornado orders inputs by the document's swing."""
     stream = io.StringIO()
     render_sensitivity({**doc, "num_gpus": 4321}, stream)
-    assert stream.getvalue().startswith("clusterplan sensitivity: 4321 x h100-sxm")
+    assert stream.getvalue().startswith("clusterplan sensitivity: 4,321 x h100-sxm")
     swings = [{**swing, "breakeven_swing_months": 0} for swing in doc["tornado"]]
     swings[-1]["breakeven_swing_months"] = 7
     page = sensitivity({"sensitivity": {**doc, "tornado": swings}}).body

@@ -67,7 +67,7 @@ def test_terminal_and_html_write_their_own_way(doc):
     assert text["Cost per delivered GPU-hour"] == f"${doc['cost']['cost_per_gpu_hour_usd']:.2f}"
     big = {**doc, "design": {**doc["design"], "facility_power_kw": 1234.56}}
     facility = next(h for h in HEADLINES if h.key == "design.facility_power_kw")
-    assert (facility.text(TERMINAL, big), facility.text(HTML, big)) == ("1234.6 kW", "1,234.6 kW")
+    assert (facility.text(TERMINAL, big), facility.text(HTML, big)) == ("1,234.6 kW", "1,234.6 kW")
     capex = HEADLINES[0]
     small = {**doc, "cost": {**doc["cost"], "capex_usd": 0.0}}
     assert (capex.text(TERMINAL, small), capex.text(HTML, small)) == ("$0", "$0.00")
