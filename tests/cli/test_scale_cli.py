@@ -31,13 +31,14 @@ def test_plan_runs_at_every_size_and_reads_with_separators(capsys, nodes):
 
 
 def test_tiers_grow_with_the_cluster_unless_set(capsys):
-    """Automatic tiers: 1 at 128 NICs, 2 at 1,024, 3 at 16,384; an explicit tiers = 2 stays binding (exit 2)."""
+    """Automatic tiers: 1 at 64 NICs (one leaf's down-ports), 2 at 128 and 1,024, 3 at 16,384; an explicit tiers = 2
+    stays binding (exit 2)."""
     tiers = {}
-    for nodes in (16, 128, 2048):
+    for nodes in (8, 16, 128, 2048):
         code, out, _ = run(capsys, "plan", "--set", f"cluster.num_nodes={nodes}", "--format", "json")
         assert code == 0
         tiers[nodes] = json.loads(out)["design"]["fabric"]["tiers"]
-    assert tiers == {16: 1, 128: 2, 2048: 3}
+    assert tiers == {8: 1, 16: 2, 128: 2, 2048: 3}
     code, _, err = run(capsys, "plan", "--set", "cluster.num_nodes=2048", "--set", "network.tiers=2")
     assert code == 2 and err.count("\n") == 1 and "network.tiers" in err and "16384" not in err
 

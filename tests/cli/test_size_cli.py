@@ -150,7 +150,7 @@ def test_exports(capsys, small, tmp_path):
 def test_a_workload_config_json_is_sized(capsys, tmp_path):
     """With no --model, the [workload]'s Hugging Face config.json is the model sized."""
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"_name_or_path": "tiny-1b", "num_hidden_layers": 16, "hidden_size": 2048,
+    config.write_text(json.dumps({"_name_or_path": "tiny-1b", "model_type": "llama", "num_hidden_layers": 16, "hidden_size": 2048,
                                   "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 32000,
                                   "max_position_embeddings": 2048}))
     code, out, err = run(capsys, "size", REFERENCE, "--set", f'workload.model_config="{config}"', "--tokens", "20B",
