@@ -49,7 +49,8 @@ def _tokens(value: float) -> str:
 
 def _layout_cell(layout: dict) -> str:
     """A layout in two unbreakable lines (the parallel degrees; the micro-batch and memory choices)."""
-    degrees = f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
+    degrees = (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
+               + (f" · ep {layout['ep']}" if "ep" in layout else ""))
     rest = f"mbs {layout['mbs']} · v {layout['vpp']} · recompute {layout['recompute']} · ZeRO {layout['zero']}"
     return (f'<span class="nowrap">{esc(degrees)}</span><br>'
             f'<span class="muted nowrap">{esc(rest)}</span>')
