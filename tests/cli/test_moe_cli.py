@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from clusterplan.cli.main import main
+from clusterplan.report.size import _layout
 
 REFERENCE = str(Path(__file__).parents[2] / "examples" / "reference-128x-h100.toml")
 
@@ -41,3 +42,8 @@ def test_the_report_shows_the_expert_parallel_layout(capsys, tmp_path):
     assert code == 0, err
     text = path.read_text()
     assert "/plan/training/layout/ep" in text and " · ep " in text
+
+
+def test_the_size_tables_add_ep_after_the_degrees():
+    assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1, "ep": 2}) == "2.2.32.1.ep2"
+    assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1}) == "2.2.32.1"
