@@ -56,15 +56,16 @@ def main() -> None:
         best = row["prediction"]
         dp = row["num_gpus"] // (row["tp"] * row["pp"] * row["cp"])
         shape = f"{row['tp']}.{row['pp']}.{dp}.{row['cp']}.{row['ep']}"
-        head = f"{row['model']:14s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} {row['published']:9,.0f}"
+        head = (f"{row['model']:14s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
+                f"{row['published']:9,.0f}")
         if best is None:
             print(f"{head} {'no fit':>9s}  ({'; '.join(row['rejected'])})")
             continue
         error = best.tokens_per_s_per_gpu / row["published"] - 1
         errors.append(error)
-        parts = best.step.parts()
-        print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {parts.get('ep_comm', 0.0) / best.step.total:.1%} "
-              f"of the step, recompute {best.layout.recompute}, ZeRO {best.layout.zero}")
+        share = best.step.ep_comm / best.step.total
+        print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {share:.1%} of the step, "
+              f"recompute {best.layout.recompute}, ZeRO {best.layout.zero}")
     if errors:
         ordered = sorted(abs(error) for error in errors)
         print(f"{len(errors)} of {len(table)} runs predicted; median |error| {ordered[len(ordered) // 2]:.1%}, "

@@ -38,7 +38,8 @@ def test_a_dense_model_shows_no_ep(capsys):
 
 def test_the_report_shows_the_expert_parallel_layout(capsys, tmp_path):
     path = tmp_path / "moe.html"
-    code, _, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="mixtral-8x7b"', "--samples", "2000", "-o", str(path))
+    code, _, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="mixtral-8x7b"', "--samples", "2000",
+                       "-o", str(path))
     assert code == 0, err
     text = path.read_text()
     assert "/plan/training/layout/ep" in text and " · ep " in text

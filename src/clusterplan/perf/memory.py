@@ -2,10 +2,12 @@
 
 States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
 weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
-sharding. Activations follow Korthikanti et al. 2022 (arXiv 2205.05198),
-generalised to grouped-query and latent attention, explicit head sizes, gated MLPs
-and experts, with sequence parallelism and each recomputation choice; "block"
-recomputes the fewest whole layers that fit.
+sharding; an expert-parallel layout holds 1 / ep of the routed experts, their
+states sharded over the dp / ep ranks that hold the same experts. Activations
+follow Korthikanti et al. 2022 (arXiv 2205.05198), generalised to grouped-query
+and latent attention, explicit head sizes, gated MLPs and experts, with sequence
+parallelism and each recomputation choice; "block" recomputes the fewest whole
+layers that fit.
 """
 
 from __future__ import annotations
