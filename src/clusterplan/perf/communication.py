@@ -16,7 +16,7 @@ from clusterplan.perf.compute import Compute
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.memory import BF16, GRAD_BYTES
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, choose, clip, is_array, minimum, where
+from clusterplan.perf.numeric import as_float, choose, clip, is_array, maximum, minimum, where
 from clusterplan.perf.stage import Stage
 from clusterplan.schema import FROZEN
 
@@ -31,6 +31,7 @@ class Communication:
     p2p_s: object               # pipeline sends and receives of one micro-batch
     dp_s: object                # the gradient reduction (and sharded optimizer's gather) of one step
     fsdp_s: object              # ZeRO-3: weight gathers and gradient reduce-scatters of one micro-batch
+    ep_s: object                # expert-parallel all-to-alls (token dispatch and combine) of one micro-batch
 
 
 def collective_s(system: System, op: str, size_bytes, ranks, ranks_per_node):
@@ -60,7 +61,18 @@ def communication(model: Transformer, system: System, options: Options, stage: S
     tp, tp_hidden = _tensor_parallel(model, system, options, stage, layout.tp, compute, redo)
     dp, fsdp = _data_parallel(system, stage, layout)
     return Communication(tp_s=tp, tp_hidden_s=tp_hidden, cp_s=_context_parallel(model, system, options, stage, layout),
-                         p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp)
+                         p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp,
+                         ep_s=_expert_parallel(model, system, stage, layout, redo))
+
+
+def _expert_parallel(model: Transformer, system: System, stage: Stage, layout, redo):
+    """Seconds of one micro-batch's all-to-alls over the ep group: each MoE layer dispatches its tokens to their
+    experts and combines them back, forward and backward (4; recomputed forwards 2 more). Each GPU sends its
+    tokens (its sequence-parallel share) x experts per token x hidden x BF16, dropless (capacity factor 1)."""
+    a2a_bytes = stage.tokens * model.hidden * model.experts_per_token * BF16 / stage.tp
+    moe_share = model.moe_layers / model.layers
+    one = collective_s(system, "alltoall", a2a_bytes, layout.ep, stage.ep_local)
+    return stage.layers * moe_share * (4 + 2 * redo) * one
 
 
 def _tensor_parallel(model: Transformer, system: System, options: Options, stage: Stage, tp, compute: Compute,
@@ -103,15 +115,22 @@ def _pipeline(model: Transformer, system: System, stage: Stage, layout):
 def _data_parallel(system: System, stage: Stage, layout) -> tuple:
     """(seconds of the step's gradient reduction, seconds of ZeRO-3's per-micro-batch gathers and reductions)."""
     dp, zero, local = layout.dp, layout.zero, stage.dp_local
-    grad_bytes = stage.params * GRAD_BYTES
+    grad_bytes = (stage.params - stage.expert_params) * GRAD_BYTES
     weight_bytes = stage.params * BF16
+    # expert-parallel experts reduce over the expert-data-parallel ranks only (dp / ep; none for a dense model)
+    expert_dp = where(stage.expert_params > 0, dp // layout.ep, 1)
+    expert_local = maximum(local // layout.ep, 1)
+    expert_grad_bytes, expert_weight_bytes = stage.expert_params * GRAD_BYTES, stage.expert_params * BF16
 
     def all_reduce():
-        return collective_s(system, "all_reduce", grad_bytes, dp, local)
+        return (collective_s(system, "all_reduce", grad_bytes, dp, local)
+                + collective_s(system, "all_reduce", expert_grad_bytes, expert_dp, expert_local))
 
     def sharded():   # reduce-scatter the gradients, all-gather the updated weights
         return (collective_s(system, "reduce_scatter", grad_bytes, dp, local)
-                + collective_s(system, "all_gather", weight_bytes, dp, local))
+                + collective_s(system, "all_gather", weight_bytes - expert_weight_bytes, dp, local)
+                + collective_s(system, "reduce_scatter", expert_grad_bytes, expert_dp, expert_local)
+                + collective_s(system, "all_gather", expert_weight_bytes, expert_dp, expert_local))
 
     def fsdp():      # ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients
         return (2 * collective_s(system, "all_gather", weight_bytes, stage.shard, local)

@@ -3,7 +3,7 @@
 A GEMM takes max(FLOPs / (peak x efficiency x k / (k + k0)), bytes / HBM bandwidth);
 fused attention runs at the GPU's measured kernel rate, unfused attention as batched
 GEMMs plus a memory-bound softmax; element-wise passes (norms, bias-dropout-add,
-activations) are memory-bound; every kernel pays a fixed launch and tail cost
+activations, a MoE layer's token permutations) are memory-bound; every kernel pays a fixed launch and tail cost
 (docs/training.md). Floats for one layout, arrays over layouts.
 """
 
@@ -62,7 +62,10 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
     ffn = model.active_ffn
     f_up = ffn * (2 if model.gated else 1)
-    elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp) + softmax_bytes
+    # MoE layers permute each token's k copies into expert order and back (Megatron's permute and unpermute):
+    # read h, write k h, then read k h, write h, in BF16; 0 for a dense model
+    routing = 2 * BF16 * h * (1 + model.experts_per_token) * model.moe_layers / model.layers
+    elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp + routing / ftp) + softmax_bytes
     t_elem_f = elementwise_bytes / mem_bw
     kernels_f = 16 * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f

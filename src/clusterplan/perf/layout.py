@@ -1,7 +1,9 @@
 """Parallel layouts: one validated ``Layout``, the ``Layouts`` grid a search prices at once, and the rules.
 
 A layout puts tp x pp x dp x cp GPUs to work (tensor, pipeline, data and context
-parallelism), with a micro-batch size, interleaved pipeline stages, a recomputation
+parallelism), with ep, the expert-parallel size of a mixture-of-experts model (its routed
+experts sharded over ep of the dp data-parallel ranks: ep divides dp and the experts;
+1 for a dense model), a micro-batch size, interleaved pipeline stages, a recomputation
 choice and a ZeRO stage. ``Layout`` checks its own values once; the rules that need
 the model, the batch or the GPU count are one ordered table (``RULES``) that
 ``layouts`` applies to a whole grid, counting what each removes, and
@@ -23,7 +25,7 @@ from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, minimum
 from clusterplan.schema import FROZEN
 
-DEGREES = ("tp", "pp", "dp", "cp", "mbs", "virtual_stages")   # whole numbers >= 1
+DEGREES = ("tp", "pp", "dp", "cp", "mbs", "virtual_stages", "ep")   # whole numbers >= 1
 ZERO_STAGES = (0, 1, 2, 3)
 
 
@@ -58,6 +60,7 @@ class Layout:
     virtual_stages: int = 1       # interleaved pipeline chunks per GPU (1 = plain 1F1B)
     recompute: str = "none"       # one of clusterplan.names.RECOMPUTE
     zero: int = 0                 # ZeRO stage (3 = FSDP full sharding)
+    ep: int = 1                   # expert-parallel size: data-parallel ranks the routed experts are sharded over
 
     def __post_init__(self) -> None:
         problems = _domain_problems(self)
@@ -83,6 +86,7 @@ class Layouts:
     virtual_stages: np.ndarray
     recompute: np.ndarray         # names, as Layout.recompute
     zero: np.ndarray
+    ep: np.ndarray
 
     def __len__(self) -> int:
         return len(self.tp)
@@ -96,7 +100,7 @@ class Layouts:
         return Layout(tp=int(self.tp[index]), pp=int(self.pp[index]), dp=int(self.dp[index]),
                       cp=int(self.cp[index]), mbs=int(self.mbs[index]),
                       virtual_stages=int(self.virtual_stages[index]), recompute=str(self.recompute[index]),
-                      zero=int(self.zero[index]))
+                      zero=int(self.zero[index]), ep=int(self.ep[index]))
 
     def select(self, keep) -> Layouts:
         """The layouts where ``keep`` (a boolean mask or indices) says."""
@@ -115,6 +119,7 @@ class Constraints:
     virtual_stages: int | None = None
     recompute: str | None = None
     zero: int | None = None
+    ep: int | None = None
 
     def __post_init__(self) -> None:
         problems = _domain_problems(self)
@@ -171,6 +176,15 @@ RULES = (
          broken=lambda lay, job: (lay.zero == 3) & (lay.pp > 1)),
     Rule(reason="ZeRO needs data parallelism", names=("zero", "dp"), intrinsic=True,
          broken=lambda lay, job: (lay.zero > 0) & (lay.dp == 1)),
+    Rule(reason="expert parallelism needs a mixture-of-experts model", names=("ep",),
+         broken=lambda lay, job: (lay.ep > 1) & (job.model.moe_layers == 0)),
+    Rule(reason="experts not divisible by ep", names=("ep",),
+         broken=lambda lay, job: (job.model.experts % lay.ep) != 0),
+    # Megatron-Core takes the expert-parallel group from the data-parallel ranks
+    Rule(reason="dp not divisible by ep", names=("dp", "ep"), intrinsic=True,
+         broken=lambda lay, job: (lay.dp % lay.ep) != 0),
+    Rule(reason="ZeRO-3 with expert parallelism", names=("zero", "ep"), intrinsic=True,
+         broken=lambda lay, job: (lay.zero == 3) & (lay.ep > 1)),
 )
 
 
@@ -211,13 +225,16 @@ def _grid(model: Transformer, num_gpus: int, gpus_per_node: int, constraints: Co
             choices("mbs", [1, 2, 4, 8, 16]),
             choices("virtual_stages", [1, 2, 3, 4, 6, 8]),
             recompute,
-            choices("zero", [0, 1, 3]))
+            choices("zero", [0, 1, 3]),
+            # expert parallelism for a mixture-of-experts model only: a dense model's grid is what it was
+            choices("ep", [e for e in powers if e <= num_gpus and model.experts % e == 0]
+                    if model.moe_layers else [1]))
     # itertools.product's order, built by numpy (a list of tuples made a fifth of a search's time)
     mesh = np.meshgrid(*(np.asarray(axis, dtype=np.int64) for axis in axes), indexing="ij")
-    rows = np.stack([values.ravel() for values in mesh], axis=1).reshape(-1, 7)
-    tp, pp, cp, mbs, virtual_stages, recompute_index, zero = rows.T
+    rows = np.stack([values.ravel() for values in mesh], axis=1).reshape(-1, 8)
+    tp, pp, cp, mbs, virtual_stages, recompute_index, zero, ep = rows.T
     dp = num_gpus // np.maximum(tp * pp * cp, 1)
     if constraints.dp is not None:
         dp = np.where(dp == constraints.dp, dp, 0)
     return Layouts(tp=tp, pp=pp, dp=dp, cp=cp, mbs=mbs, virtual_stages=virtual_stages,
-                   recompute=np.asarray(RECOMPUTE)[recompute_index], zero=zero)
+                   recompute=np.asarray(RECOMPUTE)[recompute_index], zero=zero, ep=ep)

@@ -2,10 +2,12 @@
 
 States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
 weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
-sharding. Activations follow Korthikanti et al. 2022 (arXiv 2205.05198),
-generalised to grouped-query and latent attention, explicit head sizes, gated MLPs
-and experts, with sequence parallelism and each recomputation choice; "block"
-recomputes the fewest whole layers that fit.
+sharding; an expert-parallel layout holds 1 / ep of the routed experts, their
+states sharded over the dp / ep ranks that hold the same experts. Activations
+follow Korthikanti et al. 2022 (arXiv 2205.05198), generalised to grouped-query
+and latent attention, explicit head sizes, gated MLPs and experts, with sequence
+parallelism and each recomputation choice; "block" recomputes the fewest whole
+layers that fit.
 """
 
 from __future__ import annotations
@@ -62,18 +64,24 @@ def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage,
 
 def states(model: Transformer, stage: Stage, zero) -> tuple:
     """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes."""
-    weights = stage.params * BF16 / where(zero == 3, stage.shard, 1)
-    gradients = stage.params * GRAD_BYTES / where(zero >= 2, stage.shard, 1)
-    optimizer = stage.params * OPTIMIZER_BYTES / optimizer_shard(stage, zero)
+    # expert-parallel experts' states shard over the expert-data-parallel ranks (dp / ep); ZeRO-3 excludes ep > 1
+    dense, experts = stage.params - stage.expert_params, stage.expert_params
+    weights = dense * BF16 / where(zero == 3, stage.shard, 1) + experts * BF16
+    gradients = (dense * GRAD_BYTES / where(zero >= 2, stage.shard, 1)
+                 + experts * GRAD_BYTES / where(zero >= 2, stage.expert_shard, 1))
+    optimizer = (dense * OPTIMIZER_BYTES / where(zero >= 1, stage.shard, 1)
+                 + experts * OPTIMIZER_BYTES / where(zero >= 1, stage.expert_shard, 1))
     # ZeRO-3 holds up to two whole layers at once (the one computing, the one prefetched)
     gathered = where(zero == 3, minimum(2, stage.layers) * model.layer_params / stage.tp * BF16
                      * (1 - 1 / stage.shard), 0.0)
     return weights, gradients, optimizer, gathered
 
 
-def optimizer_shard(stage: Stage, zero):
-    """Ranks the optimizer states are spread over: the ZeRO shard from stage 1 on."""
-    return where(zero >= 1, stage.shard, 1)
+def optimizer_params(stage: Stage, zero):
+    """Parameters whose optimizer states one GPU keeps and steps: its share of the ZeRO shard from stage 1 on
+    (the dense part over the shard, expert-parallel experts over the expert-data-parallel ranks)."""
+    dense, experts = stage.params - stage.expert_params, stage.expert_params
+    return dense / where(zero >= 1, stage.shard, 1) + experts / where(zero >= 1, stage.expert_shard, 1)
 
 
 def activations(model: Transformer, options: Options, stage: Stage, layout) -> Activations:

@@ -67,7 +67,7 @@ def _distinct(rows: list, top: int) -> tuple[Prediction, ...]:
     for _, _, grid, index in rows:
         prediction = grid.row(index)
         lay = prediction.layout
-        key = (lay.tp, lay.pp, lay.dp, lay.cp, lay.mbs, lay.virtual_stages, lay.zero, prediction.global_batch,
+        key = (lay.tp, lay.pp, lay.dp, lay.cp, lay.ep, lay.mbs, lay.virtual_stages, lay.zero, prediction.global_batch,
                prediction.hardware_tflops_per_gpu > prediction.tflops_per_gpu, round(prediction.step.total, 9),
                round(prediction.memory.total))
         if key in seen:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, ceil, clip, where
+from clusterplan.perf.numeric import as_float, ceil, clip, maximum, where
 from clusterplan.schema import FROZEN
 
 
@@ -22,9 +22,13 @@ class Stage:
     micro_batches: object       # per step and pipeline
     tokens: object              # tokens of one micro-batch on one GPU (its context-parallel share)
     layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
-    params: object              # parameters on the busiest stage, per GPU (its tensor-parallel shard)
+    params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard)
     dp_local: object            # data-parallel ranks inside one node
     shard: object               # ranks that ZeRO / FSDP shard the states over
+    ep: object                  # expert-parallel size
+    ep_local: object            # expert-parallel ranks inside one node
+    expert_params: object       # the part of params in routed experts sharded by expert parallelism (0: ep = 1)
+    expert_shard: object        # ranks that ZeRO shards the expert states over (the expert-data-parallel ranks)
 
 
 def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> Stage:
@@ -36,8 +40,15 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     ends = where(pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
                  model.embedding_params + model.output_params)
     dp_local = clip(gpus_per_node // (tp * cp), 1, dp)
+    shard = where(options.sharding == "hybrid", dp_local, dp)
+    # routed experts of one layer (averaged over the layers), held 1 / ep by each GPU; experts are
+    # tensor-parallel like the rest (Megatron's default expert tensor-parallel size: tp)
+    ep, routed = layout.ep, model.moe_layers * model.experts * model.expert_params / model.layers
+    layer = model.layer_params - routed * (1 - 1 / as_float(ep))
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
                  micro_batches=options.global_batch / (as_float(dp) * mbs),
                  tokens=as_float(mbs) * options.seq_len / cp, layers=layers,
-                 params=layers * model.layer_params / ftp + ends / ftp, dp_local=dp_local,
-                 shard=where(options.sharding == "hybrid", dp_local, dp))
+                 params=layers * layer / ftp + ends / ftp, dp_local=dp_local, shard=shard,
+                 ep=as_float(ep), ep_local=clip(gpus_per_node // (tp * cp), 1, ep),
+                 expert_params=where(ep > 1, layers * routed / (ftp * ep), 0.0),
+                 expert_shard=maximum(shard // ep, 1))

@@ -19,7 +19,7 @@ from clusterplan.perf.communication import Communication, communication
 from clusterplan.perf.compute import Compute, compute, memory_bandwidth_Bps
 from clusterplan.perf.hardware import Hardware, Options, precision_peak_flops
 from clusterplan.perf.layout import Layout, Layouts
-from clusterplan.perf.memory import Memory, memory, optimizer_shard
+from clusterplan.perf.memory import Memory, memory, optimizer_params
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import as_float, divide_or_zero, full_like, is_array, maximum, where
 from clusterplan.perf.stage import Stage, stage
@@ -41,6 +41,7 @@ class StepTime:
     tp_comm: object
     cp_comm: object
     pp_p2p: object
+    ep_comm: object             # expert-parallel all-to-alls (in parts() only where there are any)
     pp_bubble: object
     dp_comm: object
     optimizer: object
@@ -50,8 +51,9 @@ class StepTime:
     total: object
 
     def parts(self) -> dict:
-        """Every part by name, in order, without the total."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "total"}
+        """Every part by name, in order, without the total (nor ep_comm for one layout that has none)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "total" and not (f.name == "ep_comm" and not is_array(self.ep_comm) and not self.ep_comm)}
 
 
 @dataclass(**FROZEN, eq=False)
@@ -114,7 +116,7 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
     step, and the wait for the slowest GPU."""
     slot = _slot(busiest, work, traffic, redo)
     dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout.zero, traffic, slot)
-    t_opt = busiest.params / optimizer_shard(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
+    t_opt = optimizer_params(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
     m, pp, virtual_stages = busiest.micro_batches, layout.pp, layout.virtual_stages
     slots = m + (pp - 1) / as_float(virtual_stages)
     raw = slots * (slot.gpu_s + slot.host_s) + dp_exposed + overlap_dp + t_opt
@@ -122,6 +124,7 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
     return StepTime(compute=m * (work.forward_s + work.backward_s - work.recompute_s),
                     recompute=m * work.recompute_s, tp_comm=slots * traffic.tp_s,
                     cp_comm=slots * slot.exposed_s * slot.share_cp, pp_p2p=slots * traffic.p2p_s,
+                    ep_comm=slots * traffic.ep_s,
                     pp_bubble=(pp - 1) / as_float(virtual_stages) * (work.forward_s + work.backward_s),
                     dp_comm=dp_exposed + slots * slot.exposed_s * (1 - slot.share_cp), optimizer=t_opt,
                     overlap=slots * slot.overlap_s + overlap_dp, host=slots * slot.host_s,
@@ -146,11 +149,11 @@ def _slot(busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
     # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
     # excess over it shows, and at least FSDP's first gather, which nothing precedes.
     beside = traffic.cp_s + traffic.fsdp_s
-    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s
+    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + traffic.ep_s
     exposed = maximum(beside - busy, traffic.fsdp_s / maximum(busiest.layers, 1))
     # Communication that runs beside compute takes SMs and HBM bandwidth from it
     overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s)
-    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap
+    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + traffic.ep_s
     # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes
     host = maximum(busiest.layers * HOST_PASS_S * (2 + redo) - gpu, 0.0)
     return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),

@@ -74,8 +74,9 @@ def size_document(result: Sizing) -> dict[str, Any]:
 
 
 def _layout(layout: dict[str, Any]) -> str:
-    """tp.pp.dp.cp, as the tables' column header says."""
-    return f"{layout['tp']}.{layout['pp']}.{layout['dp']}.{layout['cp']}"
+    """tp.pp.dp.cp, as the tables' column header says (.ep after it for an expert-parallel layout)."""
+    expert = f".ep{layout['ep']}" if "ep" in layout else ""
+    return f"{layout['tp']}.{layout['pp']}.{layout['dp']}.{layout['cp']}{expert}"
 
 
 def _name(row: dict[str, Any]) -> str:

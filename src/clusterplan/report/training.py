@@ -8,6 +8,11 @@ from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.units import format_usd
 
 
+def _experts(layout: dict) -> str:
+    """The expert-parallel size, " (ep N)", for an expert-parallel layout; nothing for the rest."""
+    return f" (ep {layout['ep']})" if "ep" in layout else ""
+
+
 def _duration(seconds: float) -> str:
     days = seconds / 86400
     return f"{days:.1f} days" if days >= 1 else f"{seconds / 3600:.1f} h"
@@ -25,7 +30,8 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                   f"{doc['num_gpus']:,} GPUs, {doc['precision']}"),
         ("Shapes", _shapes(doc["model"])),
         ("Training context", f"{doc['model']['seq_len']:,} tokens: {doc['model']['seq_len_source']}"),
-        ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}, micro-batch {lay['mbs']}, "
+        ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}{_experts(lay)}, "
+                   f"micro-batch {lay['mbs']}, "
                    f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
                    f"ZeRO {lay['zero']}"),
         ("Step time", f"{doc['step_time_s']:.3f} s" + _range(doc, "step_time_s", lambda v: f"{v:.3f} s")),
@@ -131,11 +137,15 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
         memory.add_row(part, f"{size / 2**30:.2f}")
     console.print(memory)
     if len(doc["layouts"]) > 1:
-        top = new_table(f"Top layouts of {doc['num_evaluated']:,} evaluated", "tp", "pp", "dp", "cp", "mbs", "v",
-                         "recompute", "ZeRO", "batch", "step s", "tokens/s", "MFU", "GiB", right=tuple(range(13)))
+        # an ep column where a layout is expert-parallel (a dense model's table is as it was)
+        keys = ("tp", "pp", "dp", "cp", *(("ep",) if any("ep" in row["layout"] for row in doc["layouts"]) else ()),
+                "mbs", "vpp", "recompute", "zero")
+        headers = tuple({"vpp": "v", "zero": "ZeRO"}.get(key, key) for key in keys)
+        top = new_table(f"Top layouts of {doc['num_evaluated']:,} evaluated", *headers,
+                        "batch", "step s", "tokens/s", "MFU", "GiB", right=tuple(range(len(keys) + 5)))
         for row in doc["layouts"]:
             lay = row["layout"]
-            top.add_row(*(str(lay[k]) for k in ("tp", "pp", "dp", "cp", "mbs", "vpp", "recompute", "zero")),
+            top.add_row(*(str(lay.get(k, 1)) for k in keys),
                         f"{lay['global_batch']:,}", f"{row['step_time_s']:.3f}", f"{row['tokens_per_s']:,.0f}",
                         f"{row['mfu']:.1%}",
                         f"{row['memory_bytes_per_gpu']['total'] / 2**30:.1f}")

@@ -96,7 +96,7 @@ def write_cash_sheets(model: Any, doc: dict[str, Any]) -> None:
 
 def _workload_inputs(training: dict[str, Any]) -> list[tuple[str, str, Any, str]]:
     layout = training["layout"]
-    shape = ", ".join(f"{key} {layout[key]}" for key in ("tp", "pp", "dp", "cp", "mbs"))
+    shape = ", ".join(f"{key} {layout[key]}" for key in ("tp", "pp", "dp", "cp", "ep", "mbs") if key in layout)
     rows = [("GPUs of the job", "train_gpus", training["num_gpus"], "GPUs (from [workload])"),
             ("Tokens to train", "train_tokens", training.get("tokens", 0.0), "tokens (workload.tokens)"),
             ("Predicted throughput", "tokens_per_s", training["tokens_per_s"],

@@ -1,0 +1,76 @@
+"""Mixture-of-experts training throughput: predicted against published Megatron runs with expert parallelism.
+
+Each row of benchmarks/data/validation/moe_training_throughput.csv is a published pre-training run (its
+source and date beside it) with its layout: tp, pp, cp, virtual stages, ep, micro-batch and global batch
+are held; the search picks the recomputation and ZeRO stage that fit. The model is the preset read from the
+model's Hugging Face config.json; the cluster is its GPU in 8-GPU nodes on 400G InfiniBand, one NIC per GPU.
+Nothing is fitted to these rows.
+
+    python benchmarks/validate_moe.py
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from clusterplan.catalog import load_catalog
+from clusterplan.design.design import design
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.layout import Constraints
+from clusterplan.perf.presets import PRESETS
+from clusterplan.perf.search import search
+from clusterplan.spec import load_spec
+
+DATA = Path(__file__).parent / "data" / "validation" / "moe_training_throughput.csv"
+
+
+def cluster(gpu: str, gpus: int):
+    spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f"cluster.num_nodes={max(1, gpus // 8)}",
+                                'network.fabric="ib-ndr400"', "network.nics_per_node=8", "network.tiers=0"])
+    return hardware(design(spec, load_catalog()))
+
+
+def rows() -> list[dict]:
+    """One row per published run: its figures and the prediction (None where no layout fits)."""
+    out = []
+    for run in csv.DictReader(DATA.open(encoding="utf-8")):
+        number = {key: int(run[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "tp", "pp",
+                                                  "cp", "vp", "ep")}
+        model = PRESETS[run["model"]]
+        options = Options(seq_len=number["seq_len"], global_batch=number["global_batch"], precision=run["precision"])
+        fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], ep=number["ep"],
+                            virtual_stages=number["vp"], mbs=number["micro_batch"])
+        found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)
+        out.append({**run, **number, "published": float(run["tokens_per_s_per_gpu"]),
+                    "prediction": found.best[0] if found.best else None, "rejected": found.rejected})
+    return out
+
+
+def main() -> None:
+    table = rows()
+    print(f"{'model':14s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
+          f"{'predicted':>9s} {'error':>7s}  (tokens/s per GPU)")
+    errors = []
+    for row in table:
+        best = row["prediction"]
+        dp = row["num_gpus"] // (row["tp"] * row["pp"] * row["cp"])
+        shape = f"{row['tp']}.{row['pp']}.{dp}.{row['cp']}.{row['ep']}"
+        head = (f"{row['model']:14s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
+                f"{row['published']:9,.0f}")
+        if best is None:
+            print(f"{head} {'no fit':>9s}  ({'; '.join(row['rejected'])})")
+            continue
+        error = best.tokens_per_s_per_gpu / row["published"] - 1
+        errors.append(error)
+        share = best.step.ep_comm / best.step.total
+        print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {share:.1%} of the step, "
+              f"recompute {best.layout.recompute}, ZeRO {best.layout.zero}")
+    if errors:
+        ordered = sorted(abs(error) for error in errors)
+        print(f"{len(errors)} of {len(table)} runs predicted; median |error| {ordered[len(ordered) // 2]:.1%}, "
+              f"max {ordered[-1]:.1%}, mean signed {sum(errors) / len(errors):+.1%}")
+
+
+if __name__ == "__main__":
+    main()

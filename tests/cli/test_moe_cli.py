@@ -1,0 +1,50 @@
+"""A mixture-of-experts model through the real commands: the search picks expert parallelism, and every output
+(terminal, JSON, HTML report) names it."""
+
+import json
+from pathlib import Path
+
+from clusterplan.cli.main import main
+from clusterplan.report.size import _layout
+
+REFERENCE = str(Path(__file__).parents[2] / "examples" / "reference-128x-h100.toml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_searches_expert_parallel_layouts_for_mixtral(capsys):
+    code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", "--search", "--top", "5", "--format", "json")
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    lay = doc["layout"]
+    assert lay["ep"] > 1 and lay["dp"] % lay["ep"] == 0 and 8 % lay["ep"] == 0
+    assert doc["step_breakdown_s"]["ep_comm"] > 0
+    assert list(lay)[:5] == ["tp", "pp", "dp", "cp", "ep"]
+    code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--search", "--top", "5")
+    assert code == 0 and f"x cp {lay['cp']} (ep {lay['ep']})" in out
+    assert "ep_comm" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
+
+
+def test_a_dense_model_shows_no_ep(capsys):
+    code, out, _ = run(capsys, "train", "--model", "llama2-13b", "--search", "--top", "3", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and "ep" not in doc["layout"] and "ep_comm" not in doc["step_breakdown_s"]
+    assert all("ep" not in row["layout"] for row in doc["layouts"])
+
+
+def test_the_report_shows_the_expert_parallel_layout(capsys, tmp_path):
+    path = tmp_path / "moe.html"
+    code, _, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="mixtral-8x7b"', "--samples", "2000",
+                       "-o", str(path))
+    assert code == 0, err
+    text = path.read_text()
+    assert "/plan/training/layout/ep" in text and " · ep " in text
+
+
+def test_the_size_tables_add_ep_after_the_degrees():
+    assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1, "ep": 2}) == "2.2.32.1.ep2"
+    assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1}) == "2.2.32.1"
