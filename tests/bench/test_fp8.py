@@ -54,6 +54,12 @@ def test_fp8_gemm_on_the_cpu_is_refused_in_one_line(capsys):
     assert err == f"clusterplan: error: --dtype: {GEMM_REFUSAL}the CPU\n"
 
 
+def test_fp8_node_checks_on_the_cpu_are_refused_before_the_rendezvous(alone, capsys):
+    code, out, err = run_cli(capsys, "bench", "nodes", "--gemm-dtype", "fp8")
+    assert code == 2 and out == ""
+    assert err == f"clusterplan: error: --gemm-dtype: {GEMM_REFUSAL}the CPU\n"
+
+
 @pytest.mark.parametrize("capability, has_scaled_mm, refusal", [
     ((8, 0), True, GEMM_REFUSAL + "NVIDIA A100-SXM4-80GB (compute capability 8.0)"),
     ((7, 0), True, GEMM_REFUSAL + "NVIDIA A100-SXM4-80GB (compute capability 7.0)"),
