@@ -184,7 +184,7 @@ def torch_dtype(torch: Any, name: str) -> Any:
 
 
 def _probe_fp8(op: str, dist: Any, group: Group) -> None:
-    """One call of ``op`` on one fp8 element: some torch builds refuse fp8 reductions whatever NCCL does.
+    """One untimed call of ``op`` on one fp8 element per rank: some torch builds refuse fp8 reductions.
 
     torch checks the type on each rank before any NCCL call, so every rank refuses alike (exit 2).
     """
