@@ -61,7 +61,7 @@ def test_gemm_table_and_gpu_on_cpu_is_a_note(capsys):
 
 def test_gemm_bad_input_exits_2(capsys):
     """An unknown dtype, an unknown catalog GPU and an unknown shape are one-line errors."""
-    for argv, message in ((["--dtype", "fp8"], "unknown dtype fp8"), (["--gpu", "h100"], "unknown gpu id"),
+    for argv, message in ((["--dtype", "fp4"], "unknown dtype fp4"), (["--gpu", "h100"], "unknown gpu id"),
                           (["--shapes", "gpt-9"], "unknown shape gpt-9"), (["--sizes", "12Q"], "cannot read")):
         code, out, err = run(capsys, "bench", "gemm", "--device", "cpu", "--sizes", "32", *argv)
         assert code == 2 and out == "" and message in err and err.count("\n") == 1

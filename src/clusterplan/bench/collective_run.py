@@ -19,9 +19,11 @@ import socket
 from typing import Any
 
 from clusterplan.bench.collective_calls import (all_gather_function, collective_call, count_wrong,
-                                                has_reduce_scatter, placement_views, synchronize)
-from clusterplan.bench.collectives import (IN_PLACE, PLACEMENTS, BenchConfig, BenchRun, Group, RankInfo, Row,
-                                           buffer_elements, combine, rows_for, timing)
+                                                has_reduce_scatter, placement_views, reduce_scatter_function,
+                                                synchronize)
+from clusterplan.bench.collectives import (IN_PLACE, PLACEMENTS, REDUCING, BenchConfig, BenchRun, Group, RankInfo,
+                                           Row, buffer_elements, combine, rows_for, timing)
+from clusterplan.bench.fp8 import torch_collective_problem
 from clusterplan.bench.launch import Launch
 from clusterplan.bench.timing import Progress, time_calls
 from clusterplan.errors import ClusterplanError, ConfigError
@@ -89,6 +91,10 @@ def run_benchmark(config: BenchConfig, launch: Launch, *, progress: Progress | N
 
     backend, device_name = resolve_backend(config.backend, launch.local_rank)
     device = torch.device(device_name)
+    if config.dtype == "f8e4m3":    # every rank says it, before the rendezvous
+        problem = torch_collective_problem(torch, config.op, backend, device)
+        if problem:
+            raise ConfigError(problem, key="-d")
     if device.type == "cuda":
         torch.cuda.set_device(device)
     rows = rows_for(config, launch.world_size)
@@ -131,7 +137,10 @@ def measure(config: BenchConfig, group: Group, rows: list[tuple[int, int]], *, t
 
     tracker = tracker or _Tracker(None)
     op, n, rank, device = config.op, group.world_size, group.rank, group.device
-    dtype = {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16}[config.dtype]
+    dtype = torch_dtype(torch, config.dtype)
+    if config.dtype == "f8e4m3" and op in REDUCING:
+        tracker.enter(f"an fp8 {op} probe")
+        _probe_fp8(op, dist, group)
     send, recv = _buffers(config, group, rows, dtype)
     notes = _notes(op, group.backend)
     if op == "reduce_scatter":
@@ -166,6 +175,37 @@ def measure(config: BenchConfig, group: Group, rows: list[tuple[int, int]], *, t
     tracker.enter("the combination of results over ranks")
     per_rank, wrong = _over_ranks(dist, times, wrong, group)
     return _combined(config, rows, per_rank, wrong, n, len(placements)), tuple(notes)
+
+
+def torch_dtype(torch: Any, name: str) -> Any:
+    """The torch element type of nccl-tests' type name."""
+    return {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16,
+            "f8e4m3": getattr(torch, "float8_e4m3fn", None)}[name]
+
+
+def _probe_fp8(op: str, dist: Any, group: Group) -> None:
+    """One untimed call of ``op`` on one fp8 element per rank: some torch builds refuse fp8 reductions.
+
+    torch checks the type on each rank before any NCCL call, so every rank refuses alike (exit 2).
+    """
+    import torch
+
+    where = {"group": group.process_group} if group.process_group is not None else {}
+    n = group.world_size
+    probe = torch.zeros(n, dtype=torch.float8_e4m3fn, device=group.device)
+    try:
+        if op == "all_reduce":
+            dist.all_reduce(probe, **where)
+        elif op == "reduce":
+            dist.reduce(probe, dst=0, **where)
+        else:
+            reduce_scatter_function(dist)(probe[:1].clone(), probe, **where)
+        synchronize(group.device)
+    except RuntimeError as error:
+        if re.search(r"float8|fp8|not supported|unsupported|invalid argument", str(error), re.IGNORECASE):
+            raise ConfigError(f"fp8 {op} is not supported by {group.backend} in this torch "
+                              f"({_first_line(error)})", key="-d") from None
+        raise
 
 
 def _buffers(config: BenchConfig, group: Group, rows: list[tuple[int, int]], dtype: Any) -> tuple[Any, Any]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from clusterplan.bench.collectives import REDUCING, ROOT
 
-EXACT_INTEGERS = {"float": 2**24, "half": 2**11, "bfloat16": 2**8}  # every integer up to this is exact
+# every integer up to this is exact: 2^(significand bits), e4m3 has 3 stored + 1 implicit
+EXACT_INTEGERS = {"float": 2**24, "half": 2**11, "bfloat16": 2**8, "f8e4m3": 2**4}
 COPY_MODULUS, COPY_STRIDE = 251, 37   # inputs of the ops that only move data: (i + 37 rank) % 251
 
 

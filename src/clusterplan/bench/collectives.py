@@ -19,10 +19,13 @@ import math
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
+from clusterplan.names import dtype_name
 from clusterplan.perf.collectives import DTYPE_BYTES, OPS, bus_factor, element_count, size_sweep
 from clusterplan.schema import FROZEN
 
-BENCH_DTYPES = ("float", "half", "bfloat16")
+BENCH_DTYPES = ("float", "half", "bfloat16", "f8e4m3")     # nccl-tests' names, as its -d and its table spell them
+FP8_NAMES = ("fp8", "fp8_e4m3", "e4m3", "float8_e4m3fn")    # other names of f8e4m3 (docs/bench.md)
+MODEL_DTYPE = {"f8e4m3": "fp8"}                             # perf.collectives' name, where it differs
 BACKENDS = ("auto", "nccl", "gloo")
 AVERAGE_MODES = {0: "rank 0", 1: "mean over ranks", 2: "min over ranks", 3: "max over ranks"}
 REDUCING = ("all_reduce", "reduce_scatter", "reduce")
@@ -149,12 +152,18 @@ class BenchRun:
         return sum(values) / len(values) if values else 0.0
 
 
+def bench_dtype(name: str) -> str:
+    """nccl-tests' name of an element type given any way: "bf16" -> "bfloat16", "fp8" -> "f8e4m3"."""
+    return "f8e4m3" if name.strip().lower() in FP8_NAMES else dtype_name(name)
+
+
 def rows_for(config: BenchConfig, num_ranks: int) -> list[tuple[int, int]]:
     """(S, printed count) per size, as nccl-tests rounds them; sizes below one element per rank are left out."""
-    rounded = [element_count(config.op, size, config.dtype, num_ranks) for size in config.sizes]
+    model_dtype = MODEL_DTYPE.get(config.dtype, config.dtype)
+    rounded = [element_count(config.op, size, model_dtype, num_ranks) for size in config.sizes]
     rows = [(size, count) for size, count in rounded if count > 0]
     if not rows:
-        raise ConfigError(f"every size is below one {config.dtype} ({DTYPE_BYTES[config.dtype]} B) per rank "
+        raise ConfigError(f"every size is below one {config.dtype} ({DTYPE_BYTES[model_dtype]} B) per rank "
                           f"for {config.op} on {num_ranks} ranks", key="-b")
     return rows
 

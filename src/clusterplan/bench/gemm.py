@@ -4,7 +4,9 @@ FLOP = 2 m n k for C[m, n] = A[m, k] B[k, n]; the time of one multiply is the
 mean over ``iterations`` timed back to back after ``warmup`` untimed ones, with
 CUDA events on a GPU and ``time.perf_counter`` on a CPU. B is stored as
 ``nn.Linear`` stores its weight, [n, k], and used transposed, so the
-transformer shapes run the kernels a training step runs. fp32 is IEEE fp32
+transformer shapes run the kernels a training step runs. fp8 is e4m3 through
+``torch._scaled_mm`` with per-tensor scales and a bf16 output, on GPUs with FP8
+tensor cores only (``bench.fp8``). fp32 is IEEE fp32
 unless ``torch.set_float32_matmul_precision`` was changed (the document
 records the setting). torch is imported only inside the functions that run.
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from clusterplan import __version__
+from clusterplan.bench.fp8 import device_gemm_problem, misaligned, time_scaled_matmul
 from clusterplan.bench.timing import Progress, time_calls
 from clusterplan.errors import ConfigError
 from clusterplan.perf.model import Transformer
@@ -24,11 +27,12 @@ from clusterplan.perf.presets import PRESETS
 from clusterplan.schema import FROZEN
 
 SCHEMA = "clusterplan.gemm/1"
-DTYPES = ("bf16", "fp16", "fp32")
+DTYPES = ("bf16", "fp16", "fp32", "fp8")
 TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
 GPU_SQUARE_SIZES = (4096, 8192, 16384)
 CPU_SQUARE_SIZES = (512, 1024, 2048)
-GPU_DTYPES = DTYPES
+GPU_DTYPES = ("bf16", "fp16", "fp32")   # and fp8 where the GPU has FP8 tensor cores
 CPU_DTYPES = ("bf16", "fp32")   # fp16 matmul on CPU has no fast kernel in stock torch (~2 GFLOP/s): ask for it
 GPU_ITERATIONS, GPU_WARMUP = 20, 5
 CPU_ITERATIONS, CPU_WARMUP = 3, 1
@@ -161,7 +165,7 @@ def _cpu_name() -> str:
 
 
 def peaks(gpu: Any) -> dict[str, float]:
-    """Catalog peak FLOP/s by dtype: the ``<dtype>_flops`` fields the entry has (today bf16 only)."""
+    """Catalog peak FLOP/s by dtype: the ``<dtype>_flops`` fields the entry has (bf16 and fp8 dense)."""
     found = {dtype: getattr(gpu, f"{dtype}_flops", 0.0) for dtype in DTYPES}
     return {dtype: value for dtype, value in found.items() if value}
 
@@ -224,11 +228,15 @@ def measure_gemm(*, sizes: Sequence[int] | None = None, shape_names: Sequence[st
     cuda = target.type == "cuda"
     if shapes is None:
         shapes = select_shapes(cuda=cuda, sizes=sizes, names=shape_names)
-    dtypes = dtypes if dtypes is not None else GPU_DTYPES if cuda else CPU_DTYPES
+    described = describe(torch, target)
+    fp8_problem = device_gemm_problem(torch, target, described.name)
+    if dtypes is None:
+        dtypes = (GPU_DTYPES + (() if fp8_problem else ("fp8",))) if cuda else CPU_DTYPES
     iterations = iterations if iterations is not None else GPU_ITERATIONS if cuda else CPU_ITERATIONS
     warmup = warmup if warmup is not None else GPU_WARMUP if cuda else CPU_WARMUP
     check_request(shapes, dtypes, iterations, warmup)
-    described = describe(torch, target)
+    if "fp8" in dtypes and fp8_problem:
+        raise ConfigError(fp8_problem, key="--dtype")
     mismatch = gpu_mismatch(described, gpu) if gpu is not None else ""
     peak_flops = peaks(gpu) if gpu is not None and cuda else {}
     cases, total = [], len(shapes) * len(dtypes)
@@ -246,11 +254,17 @@ def measure_gemm(*, sizes: Sequence[int] | None = None, shape_names: Sequence[st
 
 def _case(torch: Any, shape: GemmShape, dtype: str, iterations: int, warmup: int, device: Any,
           peak: float | None) -> GemmCase:
-    skipped = ""
+    skipped = misaligned(shape.m, shape.n, shape.k) if dtype == "fp8" else ""
+    if skipped:
+        return GemmCase(shape=shape, dtype=dtype, time_s=None, peak_flops_per_s=peak, skipped=skipped)
     try:
-        time_s = time_matmul(torch, shape, getattr(torch, TORCH_DTYPES[dtype]), iterations, warmup, device)
+        if dtype == "fp8":
+            time_s = time_scaled_matmul(torch, shape.m, shape.n, shape.k, iterations, warmup, device)
+        else:
+            time_s = time_matmul(torch, shape, getattr(torch, TORCH_DTYPES[dtype]), iterations, warmup, device)
     except torch.cuda.OutOfMemoryError:
-        need = (shape.m * shape.k + shape.k * shape.n + shape.m * shape.n) * (4 if dtype == "fp32" else 2)
+        output = BYTES["bf16"] if dtype == "fp8" else BYTES[dtype]
+        need = (shape.m * shape.k + shape.k * shape.n) * BYTES[dtype] + shape.m * shape.n * output
         time_s, skipped = None, f"out of memory: needs {need / 2**30:.1f} GiB"
     if skipped:
         torch.cuda.empty_cache()    # outside the handler: its traceback no longer holds the tensors
@@ -300,7 +314,10 @@ def render_gemm(doc: Mapping[str, Any], stream: TextIO) -> None:
     where = f"{device['name']} (cuda:{device['index']})" if device["kind"] == "cuda" else \
         f"CPU {device['name']} ({device['num_threads']} threads)"
     write(f"# clusterplan bench gemm: {where}, {doc['iterations']} iterations after {doc['warmup']} warm-up{peak}\n")
-    write(f"# FLOP = 2 m n k; C[m,n] = A[m,k] W[n,k]^T; fp32 matmul precision {doc['fp32_matmul_precision']}\n#\n")
+    write(f"# FLOP = 2 m n k; C[m,n] = A[m,k] W[n,k]^T; fp32 matmul precision {doc['fp32_matmul_precision']}\n")
+    if any(row["dtype"] == "fp8" for row in doc["rows"]):
+        write("# fp8: e4m3 A and W, per-tensor scales, bf16 C (torch._scaled_mm)\n")
+    write("#\n")
     write(f"# {'shape':<26} {'m':>6} {'n':>6} {'k':>6} {'dtype':>5} {'time (ms)':>10} {'TFLOP/s':>9} "
           f"{'of peak':>8}\n")
     for row in doc["rows"]:

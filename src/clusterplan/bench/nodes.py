@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from clusterplan.bench import health
+from clusterplan.bench.fp8 import device_gemm_problem
 from clusterplan.bench.gemm import best_flops, measure_gemm, square
 from clusterplan.bench.launch import Launch
 from clusterplan.bench.memcpy import best_bandwidth, measure_memcpy
@@ -140,6 +141,10 @@ def run_nodes(config: NodesConfig, launch: Launch, *, progress: Progress | None 
     device = torch.device("cuda", launch.local_rank % torch.cuda.device_count()) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
+    if config.gemm_dtype == "fp8":      # every rank says it, before the rendezvous
+        problem = device_gemm_problem(torch, device, torch.cuda.get_device_name(device) if cuda else "the CPU")
+        if problem:
+            raise ConfigError(problem, key="--gemm-dtype")
     _init(dist, config, launch)
     try:
         hosts: list[str] = [""] * launch.world_size

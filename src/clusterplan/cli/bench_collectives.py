@@ -8,13 +8,12 @@ import sys
 from pathlib import Path
 
 from clusterplan.bench.collective_run import PeerFailure, run_benchmark
-from clusterplan.bench.collectives import AVERAGE_MODES, BACKENDS, BENCH_DTYPES, BenchConfig, rows_for
+from clusterplan.bench.collectives import AVERAGE_MODES, BACKENDS, BENCH_DTYPES, BenchConfig, bench_dtype, rows_for
 from clusterplan.bench.documents import bench_run_document
 from clusterplan.bench.launch import discover
 from clusterplan.cli.exits import Exit
 from clusterplan.cli.output import add_sweep_options, emit, progress, sweep_bytes, write_json
 from clusterplan.errors import ConfigError
-from clusterplan.names import dtype_name
 from clusterplan.perf.collectives import OPS
 from clusterplan.report.nccl import render_bench
 
@@ -29,8 +28,9 @@ def add_parser(group) -> None:
     parser.add_argument("-n", "--iters", type=int, default=20, help="timed calls per size and placement (default 20)")
     parser.add_argument("-w", "--warmup_iters", type=int, default=5, help="warm-up calls per size (default 5)")
     parser.add_argument("-c", "--check", type=int, default=1, help="check results in an untimed pass: 1 or 0")
-    parser.add_argument("-d", "--datatype", default="float", type=dtype_name, choices=BENCH_DTYPES,
-                        help="element type: float, half, bfloat16, or fp32, fp16, bf16 (default float)")
+    parser.add_argument("-d", "--datatype", default="float", type=bench_dtype, choices=BENCH_DTYPES,
+                        help="element type: float, half, bfloat16, f8e4m3, or fp32, fp16, bf16, fp8 (default "
+                             "float); f8e4m3 needs NCCL on GPUs that run fp8 (docs/bench.md)")
     parser.add_argument("-a", "--average", type=int, default=1, choices=sorted(AVERAGE_MODES),
                         help="combine rank times: 0 rank 0, 1 mean (default), 2 min, 3 max")
     parser.add_argument("--backend", default="auto", choices=BACKENDS,

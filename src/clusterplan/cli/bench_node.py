@@ -23,8 +23,9 @@ def add_parser(group) -> None:
     gemm = group.add_parser("gemm", help="achievable dense GEMM TFLOP/s per dtype and shape",
                             description="Square and transformer-shaped matrix multiplies timed after a warm-up "
                                         "(CUDA events on a GPU); FLOP = 2 m n k.")
-    gemm.add_argument("--dtype", help=f"comma-separated, of {', '.join(DTYPES)} (default: all on a GPU, "
-                                      "bf16,fp32 on a CPU)")
+    gemm.add_argument("--dtype", help=f"comma-separated, of {', '.join(DTYPES)} (default: bf16,fp16,fp32 on a GPU "
+                                      "and fp8 where it has FP8 tensor cores, bf16,fp32 on a CPU); fp8 is e4m3 "
+                                      "with per-tensor scales and a bf16 output")
     gemm.add_argument("--sizes", help="square sizes, comma-separated, K = 1024 (default 4096,8192,16384 on a GPU, "
                                       "512,1024,2048 on a CPU); 'none' for none")
     gemm.add_argument("--shapes", help="transformer shapes by name, 'all' or 'none' (default: all on a GPU, "
