@@ -9,7 +9,7 @@ from clusterplan.cli.inputs import measured_gemm_efficiency
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import PRECISIONS, RECOMPUTE
-from clusterplan.perf.model import PRESETS
+from clusterplan.perf.presets import PRESETS
 from clusterplan.plan import plan
 from clusterplan.report.export import train_document
 from clusterplan.report.training import reasons, render_training
