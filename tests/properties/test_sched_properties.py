@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusterplan.sched import Cluster, make_trace, simulate
+from clusterplan.sched.easy import Backfill
 from clusterplan.sched.metrics import busy_steps
 from clusterplan.sched.synthetic import Workload, synthetic
 
@@ -88,3 +89,14 @@ def test_same_seed_same_schedule(seed, policy):
             for _ in range(2)]
     assert np.array_equal(runs[0].start_s, runs[1].start_s)
     assert np.array_equal(runs[0].backfilled, runs[1].backfilled)
+
+
+@SETTINGS
+@given(cases())
+def test_easy_index_equals_the_scan(case):
+    """EASY's grouped queue (waiting.py) starts the same jobs at the same times on the same nodes as reading the
+    queue one by one (``easy.Backfill``, within its depth)."""
+    trace, cluster = case
+    indexed, scanned = simulate(trace, cluster, "easy"), simulate(trace, cluster, Backfill)
+    for name in ("start_s", "backfilled", "reserved_s", "leaves"):
+        assert np.array_equal(getattr(indexed, name), getattr(scanned, name), equal_nan=True), name

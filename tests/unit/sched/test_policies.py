@@ -6,7 +6,7 @@ import pytest
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched import Cluster, Multifactor, simulate
-from clusterplan.sched.easy import BACKFILL_DEPTH
+from clusterplan.sched.easy import BACKFILL_DEPTH, Backfill
 from clusterplan.sched.policies import Fifo
 from sched_cases import jobs, starts
 
@@ -135,14 +135,16 @@ def test_a_policy_is_a_plug_in():
     assert all(math.isnan(t) for t in schedule.reserved_s)
 
 
-def test_easy_backfills_within_its_depth_only():
-    """A job past BACKFILL_DEPTH queued jobs waits though it would fit; within the depth it starts at once
-    (the bound that keeps a pass O(depth) on an overloaded queue, issue 19 item 9)."""
+def test_easy_backfills_at_any_depth():
+    """EASY finds a job that fits behind any number of queued jobs that do not (the queue is grouped by demand and
+    estimate, issue 19 item 9); the one-by-one scan fair-share builds on reads only BACKFILL_DEPTH of them."""
     # 4 GPUs: a 3-GPU job runs long, the head wants all 4, fillers want 2 (never fit), then a 1-GPU short job
     def trace(fillers: int):
         return jobs((0, 3, 1000), (1, 4, 10), *((2, 2, 10) for _ in range(fillers)), (3, 1, 5))
     assert starts(trace(BACKFILL_DEPTH - 3), "easy")[-1] == 3
-    assert starts(trace(BACKFILL_DEPTH), "easy")[-1] > 3
+    assert starts(trace(BACKFILL_DEPTH), "easy")[-1] == 3
+    assert starts(trace(BACKFILL_DEPTH - 3), Backfill)[-1] == 3
+    assert starts(trace(BACKFILL_DEPTH), Backfill)[-1] > 3
 
 
 def test_conservative_reserves_within_its_depth_only():
