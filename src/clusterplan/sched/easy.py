@@ -121,6 +121,8 @@ class Backfill:
             self.usable = self.spare
             return
         self.capacity = machine.capacity()
+        if self.capacity <= 0:   # nothing can start: every pass stops here before reading the rest
+            return
         self.usable = np.minimum(machine.free, self.spare)
         self.capacity_long = Machine.capacity_of(self.usable, machine.size)
 
