@@ -147,6 +147,9 @@ class Conservative:
             if step < 0 or reach[step] < demand[job]:
                 continue                                  # fits nowhere earlier, even for an instant
             end = start + estimate[job]
+            slot = profile.earliest_without(demand[job], estimate[job], now, start, nodes, per_node)
+            if slot is not None and slot[0] == start and np.array_equal(slot[1], nodes):
+                continue                                  # its own slot is still its earliest: nothing to change
             profile.add(start, end, nodes, per_node)
             self._book(job, now, until=end)
             moved, placed, _ = plan[job]

@@ -68,13 +68,29 @@ class Profile:
         if sign < 0:
             assert self.free[first:last, nodes].min() >= 0, "a reservation over-books a node"
 
+    def earliest_without(self, demand: int, duration: float, now: float, start: float, nodes: np.ndarray,
+                         per_node: int) -> tuple[float, np.ndarray, int] | None:
+        """``earliest`` as if the reservation of ``per_node`` GPUs on ``nodes`` over [start, start + duration)
+        were given back, without changing the profile; None where its start or end is no step boundary (merged
+        away by ``compact``: give it back with ``add`` first)."""
+        times = self.times
+        end = start + duration
+        first, cut = np.searchsorted(times, (start, end)).tolist()
+        if cut >= times.size or times[first] != start or times[cut] != end:
+            return None
+        free = self.free[:cut].copy()
+        free[first:, nodes] += per_node
+        return self.earliest(demand, duration, now, end, free)
+
     def earliest(self, demand: int, duration: float, now: float,
-                 until: float = np.inf) -> tuple[float, np.ndarray, int]:
+                 until: float = np.inf, free: np.ndarray | None = None) -> tuple[float, np.ndarray, int]:
         """First start >= ``now`` (and the nodes, GPUs per node) where ``demand`` fits for ``duration``.
 
         ``until``: the caller knows the job fits ending by then (its old slot), so later steps are not read.
+        ``free``: the steps up to ``until`` to search instead of the profile's own.
         """
-        times, free, size = self.times, self.free, self.size
+        times, size = self.times, self.size
+        free = self.free if free is None else free
         horizon = np.inf
         cut = int(np.searchsorted(times, until)) if until < np.inf else times.size
         if cut < times.size:
