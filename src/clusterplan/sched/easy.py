@@ -185,20 +185,30 @@ class Easy(Backfill):
 
     def submit(self, job: int, now: float) -> None:
         self.waiting.add(job)
+        self.fresh.append(job)
 
     def schedule(self, now: float, finished: bool, early: bool) -> list[int]:
         started: list[int] = []
-        if finished or self.head < 0 or self.head != self.waiting.head:
-            self._start_heads(now, started)
-            if self.waiting.head < 0:
-                self.head = -1
-                return started
-            if self.head != self.waiting.head:
-                self._reserve(self.waiting.head, now)
-            self._refresh()
-        # else nothing ended and the head is the same: the capacities stand, and every job queued before the
-        # last pass failed against this reservation then (now only later), so only new jobs can fit
-        self._fill(now, started)
+        fresh, self.fresh = self.fresh, []
+        if not finished and self.head >= 0 and self.head == self.waiting.head:
+            # nothing ended and the head is the same: the capacities stand, and every job queued before the last
+            # pass failed against this reservation then (now only later), so only the new jobs can fit
+            for job in fresh:
+                if self.capacity > 0 and self._fits(job, now):
+                    self._backfill(job, now, started)
+            return started
+        self._start_heads(now, started)
+        if self.waiting.head < 0:
+            self.head = -1
+            return started
+        if self.head != self.waiting.head:
+            self._reserve(self.waiting.head, now)
+        self._refresh()
+        while self.capacity > 0:
+            job = self.waiting.first_fit(self.capacity, self.capacity_long, now, self.shadow)
+            if job < 0:
+                break
+            self._backfill(job, now, started)
         return started
 
     def _start_heads(self, now: float, started: list[int]) -> None:
@@ -211,18 +221,17 @@ class Easy(Backfill):
             started.append(job)
             capacity = machine.capacity()
 
-    def _fill(self, now: float, started: list[int]) -> None:
-        """Start, in submission order, every job the head's reservation lets start now."""
-        waiting, estimate, shadow = self.waiting, self.jobs.estimate, self.shadow
-        while self.capacity > 0:
-            job = waiting.first_fit(self.capacity, self.capacity_long, now, shadow)
-            if job < 0:
-                return
-            if now + estimate[job] <= shadow:   # ends by the head's reservation
-                self._start(job, now)
-            else:                               # uses only GPUs the head leaves spare
-                self._start(job, now, self.usable)
-            waiting.take(job)
-            started.append(job)
-            self.backfilled.add(job)
-            self._refresh()
+    def _fits(self, job: int, now: float) -> bool:
+        need = self.jobs.demand[job]
+        return (job != self.head and need <= self.capacity
+                and (need <= self.capacity_long or now + self.jobs.estimate[job] <= self.shadow))
+
+    def _backfill(self, job: int, now: float, started: list[int]) -> None:
+        if now + self.jobs.estimate[job] <= self.shadow:   # ends by the head's reservation
+            self._start(job, now)
+        else:                                               # uses only GPUs the head leaves spare
+            self._start(job, now, self.usable)
+        self.waiting.take(job)
+        started.append(job)
+        self.backfilled.add(job)
+        self._refresh()

@@ -7,7 +7,8 @@ are grouped by demand (GPUs held) and, within a demand, by estimate: a class who
 answers with its first job; a class that fits only now answers with the first job among its estimates short
 enough, read in ascending order up to the first that is too long. A pass costs O(demands x short estimates)
 per job it starts, whatever the queue's depth. Jobs leave lazily: a started job stays in its lists until it
-reaches their front.
+reaches their front. A queue of up to ``SCAN_BELOW`` jobs is read one by one instead (the
+same answer, cheaper while short: a trace with exact estimates has a group per job).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import bisect
 from collections import deque
 
 WAITING, HEAD, STARTED = 0, 1, 2
+SCAN_BELOW = 2_000   # queued jobs up to which a pass reads the queue one by one (as fast there, and stops early)
 
 
 class _Demand:
@@ -109,6 +111,8 @@ class WaitingJobs:
     def first_fit(self, capacity: int, capacity_long: int, now: float, shadow: float) -> int:
         """The first job after the head that needs <= ``capacity`` GPUs and either <= ``capacity_long`` or
         ends by ``shadow`` if started ``now``; -1 if none."""
+        if self.size <= SCAN_BELOW:
+            return self._scan(capacity, capacity_long, now, shadow)
         best = -1
         state, classes, demands = self.state, self.classes, self.demands
         for index in range(bisect.bisect_right(demands, capacity)):
@@ -118,3 +122,16 @@ class WaitingJobs:
             if job >= 0 and (best < 0 or job < best):
                 best = job
         return best
+
+    def _scan(self, capacity: int, capacity_long: int, now: float, shadow: float) -> int:
+        """``first_fit`` by reading the queue one by one: cheaper than the groups while it is short."""
+        order, state, demand, estimate = self.order, self.state, self.demand, self.estimate
+        if len(order) > self.size + self.size // 4 + 16:   # drop the started jobs the head has not reached yet
+            self.order = order = deque(job for job in order if state[job] != STARTED)
+        for job in order:
+            if state[job]:
+                continue
+            need = demand[job]
+            if need <= capacity and (need <= capacity_long or now + estimate[job] <= shadow):
+                return job
+        return -1
