@@ -7,7 +7,8 @@ import pytest
 from clusterplan.design import design
 from clusterplan.errors import ConfigError
 from clusterplan.perf.layout import Constraints
-from clusterplan.perf.model import preset, with_seq_len
+from clusterplan.perf.model import with_seq_len
+from clusterplan.perf.presets import preset
 from clusterplan.plan.workload import MAX_TOKENS_PER_BATCH, global_batches, job_gpus, resolve, workload_model
 from clusterplan.spec import Workload, load_spec
 
