@@ -1,11 +1,13 @@
 """Hand-worked schedules for FIFO, EASY, conservative backfilling and fair-share."""
 
 import math
+from unittest.mock import patch
 
 import pytest
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched import Cluster, Multifactor, simulate
+from clusterplan.sched import waiting
 from clusterplan.sched.easy import BACKFILL_DEPTH, Backfill
 from clusterplan.sched.policies import Fifo
 from sched_cases import jobs, starts
@@ -158,3 +160,11 @@ def test_conservative_reserves_within_its_depth_only():
     assert bounded.start_s.tolist() == [0, 1000, 1010]      # the short job reserved only once the 4-GPU job started
     assert bounded.reserved_s.tolist() == [0, 1000, 1010]
     assert (bounded.start_s <= bounded.reserved_s).all()
+
+
+def test_easy_groups_backfill_a_job_ending_at_the_reservation():
+    """The grouped queue (used past SCAN_BELOW jobs, here for any queue): when the 1-GPU job ends at t=2, J3 may
+    backfill if it ends by J2's reservation (t=10): exactly at it (2 + 8) yes, a second later no."""
+    with patch.object(waiting, "SCAN_BELOW", 0):
+        assert starts(jobs((0, 3, 10), (0, 1, 2), (1, 4, 5), (1, 1, 8)), "easy") == [0, 0, 10, 2]
+        assert starts(jobs((0, 3, 10), (0, 1, 2), (1, 4, 5), (1, 1, 9)), "easy") == [0, 0, 10, 15]
