@@ -4,11 +4,15 @@ backfilling policies keep the reservations they promise."""
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusterplan.sched import Cluster, make_trace, simulate
+from clusterplan.sched import waiting
+from clusterplan.sched.easy import Backfill
 from clusterplan.sched.metrics import busy_steps
 from clusterplan.sched.synthetic import Workload, synthetic
 
@@ -88,3 +92,17 @@ def test_same_seed_same_schedule(seed, policy):
             for _ in range(2)]
     assert np.array_equal(runs[0].start_s, runs[1].start_s)
     assert np.array_equal(runs[0].backfilled, runs[1].backfilled)
+
+
+@SETTINGS
+@given(cases())
+def test_easy_index_equals_the_scan(case):
+    """EASY's grouped queue (waiting.py) starts the same jobs at the same times on the same nodes as reading the
+    queue one by one (``easy.Backfill``, within its depth)."""
+    trace, cluster = case
+    scanned = simulate(trace, cluster, Backfill)
+    with patch.object(waiting, "SCAN_BELOW", 0):   # the groups even for a short queue
+        grouped = simulate(trace, cluster, "easy")
+    for schedule in (grouped, simulate(trace, cluster, "easy")):
+        for name in ("start_s", "backfilled", "reserved_s", "leaves"):
+            assert np.array_equal(getattr(schedule, name), getattr(scanned, name), equal_nan=True), name

@@ -32,7 +32,7 @@ def documented_tables() -> dict[str, list[str]]:
     block = text.split("## Results on every trace", 1)[1].split("```", 2)[1]
     tables: dict[str, list[str]] = {}
     for chunk in block.strip().split("\n\n"):
-        lines = [line for line in chunk.splitlines() if not line.startswith("$ ")]   # the block's command line
+        lines = [line for line in chunk.splitlines() if not line.startswith("$ ")]   # the command shown
         tables[lines[0]] = lines
     return tables
 

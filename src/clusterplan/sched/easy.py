@@ -8,10 +8,12 @@ will not need then. So the head starts no later than its reservation; other
 queued jobs have no guarantee. The queue is in submission order here; the
 order hooks let ``priority.FairShare`` keep it in priority order instead.
 
-Backfill looks at the first ``BACKFILL_DEPTH`` queued jobs only, as production schedulers
-bound it (Slurm's ``bf_max_job_test``): with a deep queue (an overloaded trace holds
-hundreds of thousands) a pass stays O(depth), not O(queue). No trace in shared/data
-queues that many jobs, so their results are those of unbounded EASY.
+``Easy`` (first come, first served) keeps its queue in ``waiting.WaitingJobs``, grouped by
+demand and estimate, so a pass finds each job it starts without reading the others: unbounded
+EASY at any queue depth. ``Backfill``, the base fair-share extends with a priority order, reads
+its queue list one by one and looks at the first ``BACKFILL_DEPTH`` queued jobs only, as
+production schedulers bound it (Slurm's ``bf_max_job_test``). No trace in shared/data queues
+that many jobs, so fair-share's results there are those of unbounded EASY.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from itertools import islice
 import numpy as np
 
 from clusterplan.sched.machine import Machine
+from clusterplan.sched.waiting import WaitingJobs
 
 BACKFILL_DEPTH = 2_000   # queued jobs a backfill pass considers; the deepest queue of the traces shipped is 1,767
 
 
-class Easy:
-    """EASY backfilling: one reservation, for the head of the queue (FCFS order here)."""
+class Backfill:
+    """EASY backfilling over a queue list in any order (fair-share keeps it in priority order): one reservation,
+    for the head; a pass reads the first ``BACKFILL_DEPTH`` queued jobs one by one."""
 
     name = "easy"
 
@@ -117,6 +121,8 @@ class Easy:
             self.usable = self.spare
             return
         self.capacity = machine.capacity()
+        if self.capacity <= 0:   # nothing can start: every pass stops here before reading the rest
+            return
         self.usable = np.minimum(machine.free, self.spare)
         self.capacity_long = Machine.capacity_of(self.usable, machine.size)
 
@@ -168,3 +174,64 @@ class Easy:
             self.backfilled.add(job)
             self._refresh()
         return started
+
+
+class Easy(Backfill):
+    """EASY backfilling in submission order, at any queue depth: the queue is a ``WaitingJobs``."""
+
+    def __init__(self, jobs, machine: Machine):
+        super().__init__(jobs, machine)
+        self.waiting = WaitingJobs(jobs.demand, jobs.estimate)
+
+    def submit(self, job: int, now: float) -> None:
+        self.waiting.add(job)
+        self.fresh.append(job)
+
+    def schedule(self, now: float, finished: bool, early: bool) -> list[int]:
+        started: list[int] = []
+        fresh, self.fresh = self.fresh, []
+        if not finished and self.head >= 0 and self.head == self.waiting.head:
+            # nothing ended and the head is the same: the capacities stand, and every job queued before the last
+            # pass failed against this reservation then (now only later), so only the new jobs can fit
+            for job in fresh:
+                if self.capacity > 0 and self._fits(job, now):
+                    self._backfill(job, now, started)
+            return started
+        self._start_heads(now, started)
+        if self.waiting.head < 0:
+            self.head = -1
+            return started
+        if self.head != self.waiting.head:
+            self._reserve(self.waiting.head, now)
+        self._refresh()
+        while self.capacity > 0:
+            job = self.waiting.first_fit(self.capacity, self.capacity_long, now, self.shadow)
+            if job < 0:
+                break
+            self._backfill(job, now, started)
+        return started
+
+    def _start_heads(self, now: float, started: list[int]) -> None:
+        waiting, demand, machine = self.waiting, self.jobs.demand, self.machine
+        capacity = machine.capacity()
+        while waiting.head >= 0 and demand[waiting.head] <= capacity:
+            job = waiting.head
+            self._start(job, now)
+            waiting.take(job)
+            started.append(job)
+            capacity = machine.capacity()
+
+    def _fits(self, job: int, now: float) -> bool:
+        need = self.jobs.demand[job]
+        return (job != self.head and need <= self.capacity
+                and (need <= self.capacity_long or now + self.jobs.estimate[job] <= self.shadow))
+
+    def _backfill(self, job: int, now: float, started: list[int]) -> None:
+        if now + self.jobs.estimate[job] <= self.shadow:   # ends by the head's reservation
+            self._start(job, now)
+        else:                                               # uses only GPUs the head leaves spare
+            self._start(job, now, self.usable)
+        self.waiting.take(job)
+        started.append(job)
+        self.backfilled.add(job)
+        self._refresh()

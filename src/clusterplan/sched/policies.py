@@ -147,8 +147,11 @@ class Conservative:
             if step < 0 or reach[step] < demand[job]:
                 continue                                  # fits nowhere earlier, even for an instant
             end = start + estimate[job]
+            slot = profile.earliest_without(demand[job], estimate[job], now, start, nodes, per_node)
+            if slot[0] == start and np.array_equal(slot[1], nodes):
+                continue                                  # its own slot is still its earliest: nothing to change
             profile.add(start, end, nodes, per_node)
-            self._book(job, now, until=end)
+            self._take(job, slot)
             moved, placed, _ = plan[job]
             assert moved <= start, "compression never delays a reservation"
             if moved < start or not np.array_equal(placed, nodes):
@@ -159,9 +162,11 @@ class Conservative:
         return self.starts[0][0] if self.starts else math.inf
 
     def _book(self, job: int, now: float, until: float = math.inf) -> None:
-        duration = self.jobs.estimate[job]
-        start, nodes, per_node = self.profile.earliest(self.jobs.demand[job], duration, now, until)
-        self.profile.add(start, start + duration, nodes, per_node, sign=-1)
+        self._take(job, self.profile.earliest(self.jobs.demand[job], self.jobs.estimate[job], now, until))
+
+    def _take(self, job: int, slot: tuple[float, np.ndarray, int]) -> None:
+        start, nodes, per_node = slot
+        self.profile.add(start, start + self.jobs.estimate[job], nodes, per_node, sign=-1)
         self.plan[job] = (start, nodes, per_node)
         heapq.heappush(self.starts, (start, next(self.sequence), job))
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN, check
-from clusterplan.sched.easy import Easy
+from clusterplan.sched.easy import Backfill
 
 DAY_S = 86400.0
 
@@ -116,7 +116,7 @@ _KEYS = ("age", "fairshare", "job_size", "partition", "qos", "max_age", "half_li
          "favor_small", "share:USER", "partition:NAME", "qos:NAME")
 
 
-class FairShare(Easy):
+class FairShare(Backfill):
     """EASY backfilling over a queue kept in multifactor-priority order."""
 
     name = "fairshare"

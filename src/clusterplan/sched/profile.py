@@ -68,18 +68,41 @@ class Profile:
         if sign < 0:
             assert self.free[first:last, nodes].min() >= 0, "a reservation over-books a node"
 
+    def earliest_without(self, demand: int, duration: float, now: float, start: float, nodes: np.ndarray,
+                         per_node: int) -> tuple[float, np.ndarray, int]:
+        """``earliest(demand, duration, now, until=start + duration)`` as if the reservation of ``per_node`` GPUs
+        on ``nodes`` over [start, start + duration) were given back, without changing the profile: the steps
+        before its end are copied (split at its start where that is no step boundary) and its GPUs added."""
+        end = start + duration
+        cut = int(np.searchsorted(self.times, end))          # the steps that begin before its end
+        times, free = self.times[:cut], self.free[:cut]
+        first = int(np.searchsorted(times, start))
+        if first < times.size and times[first] == start:
+            free = free.copy()
+        else:
+            times = np.concatenate((times[:first], [start], times[first:]))
+            free = np.concatenate((free[:first], free[first - 1:]))   # the row before, repeated from ``start``
+        free[first:, nodes] += per_node
+        return self._search(times, free, end, demand, duration, now)
+
     def earliest(self, demand: int, duration: float, now: float,
                  until: float = np.inf) -> tuple[float, np.ndarray, int]:
         """First start >= ``now`` (and the nodes, GPUs per node) where ``demand`` fits for ``duration``.
 
         ``until``: the caller knows the job fits ending by then (its old slot), so later steps are not read.
         """
-        times, free, size = self.times, self.free, self.size
+        times, free = self.times, self.free
         horizon = np.inf
         cut = int(np.searchsorted(times, until)) if until < np.inf else times.size
         if cut < times.size:
             horizon = float(times[cut])
             times, free = times[:cut], free[:cut]
+        return self._search(times, free, horizon, demand, duration, now)
+
+    def _search(self, times: np.ndarray, free: np.ndarray, horizon: float, demand: int, duration: float,
+                now: float) -> tuple[float, np.ndarray, int]:
+        """``earliest`` over the steps ``times`` (free GPUs ``free``), the last of which lasts until ``horizon``."""
+        size = self.size
         steps = times.size
         whole = demand > size
         good = free == size if whole else free >= demand

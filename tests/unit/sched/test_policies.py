@@ -1,12 +1,14 @@
 """Hand-worked schedules for FIFO, EASY, conservative backfilling and fair-share."""
 
 import math
+from unittest.mock import patch
 
 import pytest
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched import Cluster, Multifactor, simulate
-from clusterplan.sched.easy import BACKFILL_DEPTH
+from clusterplan.sched import waiting
+from clusterplan.sched.easy import BACKFILL_DEPTH, Backfill
 from clusterplan.sched.policies import Fifo
 from sched_cases import jobs, starts
 
@@ -135,14 +137,16 @@ def test_a_policy_is_a_plug_in():
     assert all(math.isnan(t) for t in schedule.reserved_s)
 
 
-def test_easy_backfills_within_its_depth_only():
-    """A job past BACKFILL_DEPTH queued jobs waits though it would fit; within the depth it starts at once
-    (the bound that keeps a pass O(depth) on an overloaded queue, issue 19 item 9)."""
+def test_easy_backfills_at_any_depth():
+    """EASY finds a job that fits behind any number of queued jobs that do not (the queue is grouped by demand and
+    estimate, issue 19 item 9); the one-by-one scan fair-share builds on reads only BACKFILL_DEPTH of them."""
     # 4 GPUs: a 3-GPU job runs long, the head wants all 4, fillers want 2 (never fit), then a 1-GPU short job
     def trace(fillers: int):
         return jobs((0, 3, 1000), (1, 4, 10), *((2, 2, 10) for _ in range(fillers)), (3, 1, 5))
     assert starts(trace(BACKFILL_DEPTH - 3), "easy")[-1] == 3
-    assert starts(trace(BACKFILL_DEPTH), "easy")[-1] > 3
+    assert starts(trace(BACKFILL_DEPTH), "easy")[-1] == 3
+    assert starts(trace(BACKFILL_DEPTH - 3), Backfill)[-1] == 3
+    assert starts(trace(BACKFILL_DEPTH), Backfill)[-1] > 3
 
 
 def test_conservative_reserves_within_its_depth_only():
@@ -156,3 +160,11 @@ def test_conservative_reserves_within_its_depth_only():
     assert bounded.start_s.tolist() == [0, 1000, 1010]      # the short job reserved only once the 4-GPU job started
     assert bounded.reserved_s.tolist() == [0, 1000, 1010]
     assert (bounded.start_s <= bounded.reserved_s).all()
+
+
+def test_easy_groups_backfill_a_job_ending_at_the_reservation():
+    """The grouped queue (used past SCAN_BELOW jobs, here for any queue): when the 1-GPU job ends at t=2, J3 may
+    backfill if it ends by J2's reservation (t=10): exactly at it (2 + 8) yes, a second later no."""
+    with patch.object(waiting, "SCAN_BELOW", 0):
+        assert starts(jobs((0, 3, 10), (0, 1, 2), (1, 4, 5), (1, 1, 8)), "easy") == [0, 0, 10, 2]
+        assert starts(jobs((0, 3, 10), (0, 1, 2), (1, 4, 5), (1, 1, 9)), "easy") == [0, 0, 10, 15]
