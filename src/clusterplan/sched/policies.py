@@ -29,7 +29,6 @@ started ahead of a job that precedes them in its order).
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 import math
@@ -138,24 +137,26 @@ class Conservative:
     def _compress(self, now: float) -> None:
         """Move each queued reservation, in order, to its earliest slot (never later than it was)."""
         profile, plan, demand, estimate = self.profile, self.plan, self.jobs.demand, self.jobs.estimate
-        times, reach = profile.reach()
+        room = profile.room(now)
         for job in self.queue:
             start, nodes, per_node = plan[job]
             if start <= now:
                 continue
-            step = bisect.bisect_left(times, start) - 1   # the last step that begins before the reservation
-            if step < 0 or reach[step] < demand[job]:
+            step = room.step_before(start)
+            if step < 0 or room.reach[step] < demand[job]:
                 continue                                  # fits nowhere earlier, even for an instant
             end = start + estimate[job]
-            slot = profile.earliest_without(demand[job], estimate[job], now, start, nodes, per_node)
+            if room.can_move_earlier(step, demand[job], estimate[job], start):
+                slot = profile.earliest_without(demand[job], estimate[job], now, start, nodes, per_node)
+            else:
+                slot = profile.same_start(demand[job], start, estimate[job], nodes, per_node)
             if slot[0] == start and np.array_equal(slot[1], nodes):
                 continue                                  # its own slot is still its earliest: nothing to change
             profile.add(start, end, nodes, per_node)
             self._take(job, slot)
             moved, placed, _ = plan[job]
             assert moved <= start, "compression never delays a reservation"
-            if moved < start or not np.array_equal(placed, nodes):
-                times, reach = profile.reach()
+            room = profile.room(now)
         profile.compact()
 
     def wakeup(self) -> float:

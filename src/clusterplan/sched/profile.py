@@ -14,6 +14,8 @@ keep the (step, node) pairs whose run of good steps lasts ``duration``.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from clusterplan.sched.machine import choose_nodes
@@ -32,13 +34,25 @@ class Profile:
             first = int(np.searchsorted(times, now, side="right")) - 1
             self.times, self.free = times[first:], self.free[first:]
 
-    def reach(self) -> tuple[list[float], list[int]]:
-        """Step start times and, for each step, the largest demand that fits in some step up to it:
-        a job that fits in no step before its reservation cannot move earlier (a cheap test)."""
-        free, size = self.free, self.size
-        whole = np.count_nonzero(free == size, axis=1)
-        capacity = np.where(whole > 0, whole * size, free.max(axis=1))
-        return self.times.tolist(), np.maximum.accumulate(capacity).tolist()
+    def room(self, now: float) -> "Room":
+        """The tests of ``Room`` on the profile as it is now (valid until it next changes)."""
+        return Room(self, now)
+
+    def same_start(self, demand: int, start: float, duration: float, nodes: np.ndarray,
+                   per_node: int) -> tuple[float, np.ndarray, int]:
+        """``earliest_without(...)`` for a reservation ``Room.can_move_earlier`` proved cannot begin before
+        ``start``: the nodes it would take at ``start``, read from the steps over [start, start + duration) only."""
+        size = self.size
+        first = int(np.searchsorted(self.times, start, side="right")) - 1   # the step ``start`` lies in
+        cut = int(np.searchsorted(self.times, start + duration))           # the steps that begin before its end
+        lowest = self.free[first:cut].min(axis=0)
+        lowest[nodes] += per_node
+        if demand > size:
+            return start, choose_nodes(np.flatnonzero(lowest == size), demand // size, self.leaf), size
+        at_start = self.free[first].copy()
+        at_start[nodes] += per_node
+        candidates = np.flatnonzero(lowest >= demand)
+        return start, candidates[np.argmin(at_start[candidates])].reshape(1), demand
 
     def compact(self) -> None:
         """Merge steps equal to the one before (left behind where reservations were given back)."""
@@ -121,3 +135,50 @@ class Profile:
         candidates = np.flatnonzero(fits[step])
         node = candidates[np.argmin(free[step, candidates])]
         return float(starts[step]), node.reshape(1), demand
+
+
+class Room:
+    """Exact tests, read from one step per reservation, that a reservation cannot begin earlier than it does.
+
+    A slot [t, t + duration) with t before a reservation's start either runs on into the start, so it is free for
+    the job in the step just before the start (``whole``/``most`` GPUs free there), or ends by the start, so some
+    node has a run of steps with room for the job lasting ``duration`` that begins before the start (the longest
+    such run per node size ``fit``, a prefix maximum over steps). Both read only steps before the start, where the
+    reservation itself holds nothing, so giving it back changes neither.
+    """
+
+    def __init__(self, profile: Profile, now: float):
+        self.profile, self.now = profile, now
+        free, size = profile.free, profile.size
+        self.times = profile.times.tolist()
+        self.whole = np.count_nonzero(free == size, axis=1)
+        self.most = free.max(axis=1)
+        capacity = np.where(self.whole > 0, self.whole * size, self.most)
+        self.reach = np.maximum.accumulate(capacity).tolist()
+        self.longest: dict[int, np.ndarray] = {}
+
+    def _longest(self, fit: int) -> np.ndarray:
+        """For each step, the longest run of steps with ``fit`` GPUs free on one node that begins by it."""
+        if fit not in self.longest:
+            times, free = self.profile.times, self.profile.free
+            steps = times.size
+            index = np.arange(steps)[:, None]
+            run_end = np.minimum.accumulate(np.where(free >= fit, steps, index)[::-1], axis=0)[::-1]
+            ends = np.append(times, np.inf)[run_end]
+            runs = (ends - np.maximum(times, self.now)[:, None]).max(axis=1)
+            self.longest[fit] = np.maximum.accumulate(runs)
+        return self.longest[fit]
+
+    def step_before(self, start: float) -> int:
+        """The last step that begins before ``start`` (-1: none)."""
+        return bisect.bisect_left(self.times, start) - 1
+
+    def can_move_earlier(self, step: int, demand: int, duration: float, start: float) -> bool:
+        size = self.profile.size
+        if demand > size:
+            if self.whole[step] >= demand // size:
+                return True
+        elif self.most[step] >= demand:
+            return True
+        slack = 1e-9 * (abs(start) + duration + 1.0)   # rounding: a run read as a hair short is still searched
+        return bool(self._longest(min(demand, size))[step] >= duration - slack)

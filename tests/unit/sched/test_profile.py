@@ -29,3 +29,38 @@ def test_giving_back_restores_the_profile():
     assert set(profile.free[:, 0].tolist()) == {4}
     profile.advance(9)
     assert profile.times.size == 1 and profile.times[0] <= 9
+
+
+def test_room_never_rules_out_a_slot_the_search_finds():
+    """On random booked profiles, a reservation ``Room`` says cannot begin earlier gets, from the full search,
+    its own start (tried after an early end gives GPUs back), and ``same_start`` gives the nodes the full search gives."""
+    rng = np.random.default_rng(7)
+    proved = moves = 0
+    for _ in range(300):
+        num_nodes, size = int(rng.integers(1, 5)), int(rng.choice([1, 2, 4]))
+        profile = Profile(num_nodes, size)
+        now = float(rng.integers(0, 5))
+        booked = []
+        for _ in range(int(rng.integers(1, 12))):
+            demand = int(rng.integers(1, num_nodes * size + 1))
+            if demand > size:
+                demand -= demand % size
+            duration = float(rng.integers(1, 20))
+            start, nodes, per_node = profile.earliest(demand, duration, now)
+            profile.add(start, start + duration, nodes, per_node, sign=-1)
+            booked.append((demand, duration, start, nodes, per_node))
+        gone = booked.pop(int(rng.integers(len(booked))))   # an early end: its GPUs come back
+        profile.add(gone[2], gone[2] + gone[1], gone[3], gone[4])
+        room = profile.room(now)
+        for demand, duration, start, nodes, per_node in booked:
+            step = room.step_before(start)
+            earlier = profile.earliest_without(demand, duration, now, start, nodes, per_node)[0] < start
+            moves += earlier
+            if start <= now or step < 0 or room.can_move_earlier(step, demand, duration, start):
+                continue
+            proved += 1
+            slot = profile.earliest_without(demand, duration, now, start, nodes, per_node)
+            same = profile.same_start(demand, start, duration, nodes, per_node)
+            assert slot[0] == same[0] == start
+            assert slot[1].tolist() == same[1].tolist() and slot[2] == same[2]
+    assert proved > 300 and moves > 150
