@@ -141,9 +141,9 @@ class Room:
     """Exact tests, read from one step per reservation, that a reservation cannot begin earlier than it does.
 
     A slot [t, t + duration) with t before a reservation's start either runs on into the start, so it is free for
-    the job in the step just before the start (``whole``/``most`` GPUs free there), or ends by the start, so some
-    node has a run of steps with room for the job lasting ``duration`` that begins before the start (the longest
-    such run per node size ``fit``, a prefix maximum over steps). Both read only steps before the start, where the
+    the job in the step just before the start (``whole``/``most`` GPUs free there), or ends by the start, so as many
+    nodes as it takes each have a run of steps with room for it lasting ``duration`` that begins before the start
+    (``_longest``, a prefix maximum over steps). Both read only steps before the start, where the
     reservation itself holds nothing, so giving it back changes neither.
     """
 
@@ -155,19 +155,20 @@ class Room:
         self.most = free.max(axis=1)
         capacity = np.where(self.whole > 0, self.whole * size, self.most)
         self.reach = np.maximum.accumulate(capacity).tolist()
-        self.longest: dict[int, np.ndarray] = {}
+        self.longest: dict[tuple[int, int], np.ndarray] = {}
 
-    def _longest(self, fit: int) -> np.ndarray:
-        """For each step, the longest run of steps with ``fit`` GPUs free on one node that begins by it."""
-        if fit not in self.longest:
+    def _longest(self, fit: int, count: int) -> np.ndarray:
+        """For each step, the longest time ``count`` nodes (each with ``fit`` GPUs free) all stay free from a step
+        that begins by it: the ``count``-th longest run of such steps among the nodes, a prefix maximum."""
+        if (fit, count) not in self.longest:
             times, free = self.profile.times, self.profile.free
             steps = times.size
             index = np.arange(steps)[:, None]
             run_end = np.minimum.accumulate(np.where(free >= fit, steps, index)[::-1], axis=0)[::-1]
-            ends = np.append(times, np.inf)[run_end]
-            runs = (ends - np.maximum(times, self.now)[:, None]).max(axis=1)
-            self.longest[fit] = np.maximum.accumulate(runs)
-        return self.longest[fit]
+            runs = np.append(times, np.inf)[run_end] - np.maximum(times, self.now)[:, None]
+            nth = -np.partition(-runs, count - 1, axis=1)[:, count - 1] if count > 1 else runs.max(axis=1)
+            self.longest[fit, count] = np.maximum.accumulate(nth)
+        return self.longest[fit, count]
 
     def step_before(self, start: float) -> int:
         """The last step that begins before ``start`` (-1: none)."""
@@ -181,4 +182,4 @@ class Room:
         elif self.most[step] >= demand:
             return True
         slack = 1e-9 * (abs(start) + duration + 1.0)   # rounding: a run read as a hair short is still searched
-        return bool(self._longest(min(demand, size))[step] >= duration - slack)
+        return bool(self._longest(min(demand, size), max(demand // size, 1))[step] >= duration - slack)
