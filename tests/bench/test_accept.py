@@ -1,8 +1,6 @@
 """`clusterplan accept` runs for real on the CPU: torchrun with gloo, fake nodes, a slowed rank and a killed one."""
 
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,11 +11,10 @@ import pytest
 pytest.importorskip("torch")
 
 from clusterplan.cli.main import main  # noqa: E402
+from launch_env import clean_env, free_port  # noqa: E402
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "fixtures" / "audit"
-LAUNCH_PREFIXES = ("RANK", "WORLD_SIZE", "LOCAL_", "GROUP_", "ROLE_", "MASTER_", "TORCHELASTIC_", "SLURM_",
-                   "OMPI_", "PMI_", "MPI_LOCAL")
 SCENARIO = "examples/starter-32.toml"
 ROOT = HERE.parents[1]
 # Loose thresholds for runs on a shared CPU, where four ranks contend for the cores: a fiftyfold slowdown fails.
@@ -25,15 +22,6 @@ LOOSE = ("--set", "accept.fail_ratio=0.3", "--set", "accept.warn_ratio=0.4", "--
          "--set", "accept.small_warn_ratio=0.15")
 
 
-def clean_env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCH_PREFIXES)}
-    return {**env, "OMP_NUM_THREADS": "1", **extra}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def ranks(world: int, *args: str, timeout: float = 120, **faults: str) -> list[subprocess.CompletedProcess]:

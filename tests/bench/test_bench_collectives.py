@@ -19,23 +19,12 @@ from clusterplan.bench.collective_values import expected_values, input_values, m
 from clusterplan.bench.collectives import BenchConfig, combine, rows_for, timing  # noqa: E402
 from clusterplan.bench.nccltests import parse_nccl_tests  # noqa: E402
 from clusterplan.cli.main import main  # noqa: E402
+from launch_env import LAUNCH_PREFIXES, clean_env, free_port  # noqa: E402
 from clusterplan.perf.collectives import OPS, bus_factor, element_count  # noqa: E402
 
 HERE = Path(__file__).parent
-LAUNCH_PREFIXES = ("RANK", "WORLD_SIZE", "LOCAL_", "GROUP_", "ROLE_", "MASTER_", "TORCHELASTIC_", "SLURM_",
-                   "OMPI_", "PMI_", "MPI_LOCAL")
 
 
-def clean_env(**extra: str) -> dict:
-    """This environment without any launcher's variables (pytest itself may run under srun)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCH_PREFIXES)}
-    return {**env, "OMP_NUM_THREADS": "1", **extra}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def torchrun(nproc: int, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -19,9 +19,7 @@ from clusterplan.bench.gemm import peaks  # noqa: E402
 from clusterplan.bench.nccltests import parse_nccl_tests  # noqa: E402
 from clusterplan.catalog import load_catalog  # noqa: E402
 from clusterplan.cli.main import main  # noqa: E402
-
-LAUNCH_PREFIXES = ("RANK", "WORLD_SIZE", "LOCAL_", "GROUP_", "ROLE_", "MASTER_", "TORCHELASTIC_", "SLURM_",
-                   "OMPI_", "PMI_", "MPI_LOCAL")
+from launch_env import LAUNCH_PREFIXES, clean_env  # noqa: E402
 
 GEMM_REFUSAL = "fp8 GEMMs need a GPU with FP8 tensor cores (compute capability 8.9+); this run has "
 
@@ -35,9 +33,8 @@ def alone(monkeypatch):
 
 
 def torchrun(nproc: int, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCH_PREFIXES)}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc), *args]
-    return subprocess.run(command, env={**env, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, env=clean_env(), capture_output=True, text=True, timeout=120)
 
 
 def run_cli(capsys, *argv):
