@@ -82,6 +82,10 @@ def _nvlink(topo: Topo, expected: Expected) -> list[Finding]:
                         "a GPU fell off the bus or is hidden (CUDA_VISIBLE_DEVICES, Xid errors in dmesg)?")]
     if not expected.nvlinks_per_pair:
         return findings
+    if len(topo.gpus) < 2:
+        findings.append(Finding(check="nvlink", subject="node", verdict="skip", measured=f"{len(topo.gpus)} GPU",
+                                expected=f"NV{expected.nvlinks_per_pair}", cause="no GPU pair to check"))
+        return findings
     short = []
     for row in topo.gpus:
         for other, link in row.links:

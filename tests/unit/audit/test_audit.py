@@ -185,3 +185,5 @@ def test_captures_from_the_lent_h200_machine():
     findings = audit_node({"topo": capture("h200-topo.txt"), "smi": capture("h200-smi-q.txt")}, H100)
     assert [f.measured for f in findings if f.check == "gpus"] == ["1 GPUs"]    # an 8-GPU design: one is there
     assert {f.verdict for f in findings if f.check in ("pcie", "power", "ecc", "mig")} == {"pass"}
+    (nvlink,) = [f for f in findings if f.check == "nvlink"]
+    assert (nvlink.verdict, nvlink.cause) == ("skip", "no GPU pair to check")    # not "every GPU pair NV18"
