@@ -58,3 +58,11 @@ def test_an_unknown_failure_cause_fails_every_command(override, key):
     """`plan` rejects an unknown cause as `reliability` does, naming the key (regression, issue 19 item 3)."""
     with pytest.raises(ConfigError, match=re.escape(key)):
         plan(load_spec(None, [override]))
+
+
+def test_the_checkpoint_counts_the_position_table_of_the_trained_context(catalog):
+    """workload.seq_len past a learned-position model's context grows its table: the checkpoint counts it."""
+    base = reliability(load_spec(None, ['workload.model="gpt-1.7b"']), catalog).job
+    longer = reliability(load_spec(None, ['workload.model="gpt-1.7b"', "workload.seq_len=8192"]), catalog).job
+    assert longer.params - base.params == (8192 - 2048) * 2304
+    assert longer.checkpoint.size_bytes > base.checkpoint.size_bytes
