@@ -43,3 +43,19 @@ def test_the_script_prints_every_cause(capsys):
     out = capsys.readouterr().out
     for group in ("gpu", "host", "network", "software", "total"):
         assert any(line.startswith(group) and "%" in line for line in out.splitlines())
+
+
+def test_before_is_the_previous_software_rate_and_the_rest_is_unchanged():
+    """'before' swaps in only the previous software rate (1.57 per 1000 node-days): the other causes agree."""
+    rows = {row["group"]: row for row in RESULT["rows"]}
+    for group in ("gpu", "host", "network"):
+        assert rows[group]["predicted_before"] == rows[group]["predicted"]
+    assert rows["software"]["predicted_before"] == pytest.approx(RESULT["num_nodes"] * 1.57 / 1000 * RESULT["days"])
+
+
+def test_the_script_prints_before_after_and_the_second_check(capsys):
+    """The table has both columns; the second check prints Meta's RSC range and the predicted rate per node-day."""
+    assert validate_reliability.main([]) == 0
+    out = capsys.readouterr().out
+    assert "before" in out.splitlines()[1] and "after" in out.splitlines()[1]
+    assert "second check, Meta RSC-2 / RSC-1" in out and "2.34 to 6.50 failures per 1000 node-days" in out

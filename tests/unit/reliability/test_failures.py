@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from clusterplan.catalog import FailureRate
-from clusterplan.errors import ConfigError
+from clusterplan.catalog import FailureRate, parse_family
+from clusterplan.errors import CatalogError, ConfigError
 from clusterplan.reliability.failures import (Exposure, exposure, failure_rates, interruptions, poisson_quantile,
                                               spares)
 
@@ -101,3 +101,63 @@ def test_every_shipped_rate_has_a_source_that_is_not_the_llama3_table(catalog):
         assert entry.source and entry.date
         assert "Table 5" not in entry.source and "2407.21783" not in entry.source
         assert math.isfinite(entry.per_1000_unit_days) and entry.per_1000_unit_days > 0
+
+
+# Meta FT-HSDP (arXiv 2602.00277), table of interruption root causes: the software group (Software Bug 48, NCCL
+# Watchdog Timeouts 61, Unknown 7) against the other 562 of 678 interruptions.
+FT_HSDP_SOFTWARE, FT_HSDP_OTHERS = 48 + 61 + 7, 678 - 116
+BLUE_WATERS_SOFTWARE_PER_HARDWARE = 20 / 42
+
+
+def node_hardware_per_1000_days(catalog, gpu_bound="per_1000_unit_days"):
+    """The non-software rate of an 8-GPU node with 8 NIC links, from the catalog (GPU at the given bound)."""
+    def figure(cause_id, field="per_1000_unit_days"):
+        return getattr(catalog.get("failures", cause_id), field)
+    return 8 * figure("gpu", gpu_bound) + figure("host") + 8 * figure("network-link")
+
+
+def test_software_rate_is_the_llm_operator_ratio_on_the_catalog_hardware_rates(catalog):
+    """Software = FT-HSDP's 116/562 x the catalog's 8-GPU node (0.712); low: the same ratio on the GPU low end
+    (0.562); high: Blue Waters' 20/42 on the GPU high end (3.10). A changed hardware rate makes this fail until the
+    derived software figure is recomputed."""
+    software = catalog.get("failures", "software")
+    ratio = FT_HSDP_SOFTWARE / FT_HSDP_OTHERS
+    assert ratio == pytest.approx(0.2064, abs=1e-4)
+    assert software.scope == "node" and not software.repair
+    assert software.per_1000_unit_days == pytest.approx(ratio * node_hardware_per_1000_days(catalog), rel=2e-3)
+    assert software.low_per_1000_unit_days == pytest.approx(
+        ratio * node_hardware_per_1000_days(catalog, "low_per_1000_unit_days"), rel=2e-3)
+    assert software.high_per_1000_unit_days == pytest.approx(
+        BLUE_WATERS_SOFTWARE_PER_HARDWARE * node_hardware_per_1000_days(catalog, "high_per_1000_unit_days"), rel=2e-3)
+
+
+def test_software_interruptions_grow_with_the_nodes_of_the_job(catalog):
+    """Per node, like the hardware causes: its share of a job's interruptions is the same at 2 and at 2,048 nodes
+    (no fabric causes), so a bigger job never sees fewer software interruptions per node."""
+    rates = failure_rates(catalog, ["gpu", "host", "network-link", "software"])
+
+    def share(nodes):
+        job = exposure(num_gpus=8 * nodes, gpus_per_node=8, nics_per_node=8, cluster_nodes=nodes, cluster_switches=1)
+        return interruptions(rates, job).share()["software"]
+
+    assert share(2) == pytest.approx(share(2048))
+    assert share(2048) == pytest.approx(0.712 / (0.712 + 8 * 0.361 + 0.412 + 8 * 0.0187), rel=1e-3)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nscope = "rack"\nper_1000_unit_days = 1\nrepair = false\n',
+     "catalog/failures.toml:5: x.scope: must be one of gpu, node, link, fabric-link, switch, got 'rack'"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nscope = "node"\nper_1000_unit_days = -0.5\nrepair = false\n',
+     "catalog/failures.toml:6: x.per_1000_unit_days: must be > 0, got -0.5"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nscope = "node"\nper_1000_unit_days = 0.7\n'
+     'low_per_1000_unit_days = 0.9\nrepair = false\n', "catalog/failures.toml:6: x.per_1000_unit_days: must lie within"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nscope = "node"\nper_1000_unit_days = "often"\nrepair = false\n',
+     "catalog/failures.toml:6: x.per_1000_unit_days: expected a number, got a string 'often'"),
+    ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nscope = "node"\nper_1000_unit_days = 0.7\n',
+     "catalog/failures.toml:1: x.repair: missing required key"),
+])
+def test_malformed_failure_rates_name_file_line_and_key(text, message):
+    """A bad entry in the failures file is a CatalogError naming its file, line and key."""
+    with pytest.raises(CatalogError) as error:
+        parse_family(text, FailureRate, source="catalog/failures.toml")
+    assert str(error.value).startswith(message)

@@ -37,7 +37,7 @@ def test_reference_job_by_hand(catalog):
     assert result.checkpoint_write_s == pytest.approx(LLAMA2_13B * 14 / 65e9)
     assert result.checkpoint.copy_s == pytest.approx(LLAMA2_13B * 14 / 128 / 64e9)
     # GPUs, hosts, NIC links, the 128 leaf-spine links, the 3 switches, software per node
-    per_day = (0.361 * 128 + 0.412 * 16 + 0.0187 * 128 + 0.0187 * 128 + 0.0168 * 3 + 1.57 * 16) / 1000
+    per_day = (0.361 * 128 + 0.412 * 16 + 0.0187 * 128 + 0.0187 * 128 + 0.0168 * 3 + 0.712 * 16) / 1000
     assert result.interruptions_per_day == pytest.approx(per_day)
     assert result.expected_interruptions == pytest.approx(per_day * 21)
     blocking = 6 + result.checkpoint.copy_s   # asynchronous: metadata and copy
