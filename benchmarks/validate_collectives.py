@@ -34,8 +34,9 @@ KiB, MiB, GiB = 2**10, 2**20, 2**30
 BANDS = (("< 64 KiB", 0, 64 * KiB), ("64 KiB - 64 MiB", 64 * KiB, 64 * MiB), (">= 64 MiB", 64 * MiB, float("inf")))
 EFA = dict(efficiency=0.91, latency_s=65e-6, technology="efa")  # calibrated: p4de tree plateau 41.8 of 50 GB/s
 EFA_V4 = dict(efficiency=0.91, latency_s=10e-6, technology="efa")  # ASSUMPTION: EFA v4 latency; bandwidth as EFA
-# calibrated on the A3 Mega table: small-message time 123 us = NCCL tree latency + 2 x 46 us; 8 GiB algbw 181 of 200
-TCPXO = dict(efficiency=0.91, latency_s=46e-6, technology="ethernet")
+# calibrated on the A3 Mega table: small-message time 123 us = NCCL tree latency + 2 x 46 us; 8 GiB algbw 181 of
+# 200 GB/s on the model's tree with LL128 (x 0.92)
+TCPXO = dict(efficiency=0.98, latency_s=46e-6, technology="ethernet")
 
 
 class Run(NamedTuple):

@@ -8,7 +8,16 @@ The model prices every (algorithm, protocol) that NCCL could use for a size
 and keeps the fastest, as NCCL's tuner does:
 
     time = latency(algorithm, protocol, ranks, nodes) + S x factor / busbw   (ring, direct)
-    time = latency(...) + S / algbw                                           (tree, NVLS)
+    time = latency(...) + S / algbw + fill                                    (tree, NVLS)
+
+A tree (and NVLS tree) is a pipeline: each channel's data moves up and down
+a chain of hops in chunks, and every hop but the slowest one adds one chunk's
+time at its own per-channel speed before the pipeline runs full (``_fill``):
+
+    fill = min(chunk, S / channels) x channels x sum(1 / hop bandwidth, all hops but the slowest)
+
+With NCCL's chunks (a few hundred KiB) and channels (``System.channels``)
+this is 0.3-1 ms at two nodes: the ramp of bus bandwidth from 16 MiB to 1 GiB.
 
 Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
 bandwidths come from the cluster's links with calibrated efficiencies
@@ -54,6 +63,9 @@ NET_LATENCY_US = {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 14.0), "nvls": (0
 # Share of link bandwidth each protocol carries: LL sends 8-byte flag+data words (half),
 # LL128 120 of every 128 bytes (NCCL caps it at 0.92), Simple all of it.
 PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
+# ... except LL on a tree, which NCCL rates at 1 / 3.8 of the link (tuning.cc: "busBw * 1.0 / 3.8"): its
+# 8-byte lines are reduced and forwarded at every hop of the chain.
+TREE_LL_BANDWIDTH = 1 / 3.8
 # NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB
 # (NCCL steps between buckets; the model interpolates, see _tree_correction).
 TREE_CORRECTION = {
@@ -66,6 +78,11 @@ _TREE_FLOATS = {protocol: tuple(table.tolist()) for protocol, table in _TREE_TAB
 _TREE_BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
 NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
+# Bytes of data in one chunk of a tree pipeline per protocol (NCCL 2.30 src/enqueue.cc, src/init.cc):
+# Simple: 4 MiB buffer / 8 steps; LL128: its 120 x 640 x 8 x 8 B buffer / 8 steps, 120 of every 128 B data;
+# LL: a 512 KiB buffer / 8 steps, halved, half of each line data; NVLS tree: nvlsChunkSize 128 KiB.
+TREE_CHUNK_BYTES = {"LL": 16384, "LL128": 576000, "Simple": 524288}
+NVLS_CHUNK_BYTES = 131072
 
 
 @dataclass(**FROZEN)
@@ -90,6 +107,13 @@ class System:
     @property
     def node_net_bw_Bps(self) -> float:
         return self.nics_per_node * self.link_rate_Bps
+
+    @property
+    def channels(self) -> int:
+        """NCCL's channels (parallel rings or trees) on a multi-node communicator. ASSUMPTION from NCCL's topology
+        search (src/graph/search.cc): one ring or tree per ~12 GB/s of the node's network bandwidth, each
+        duplicated once, at most 32 (MAXCHANNELS / 2): 8 on 4 x 100 Gb/s, 32 on 8 x 200 Gb/s and above."""
+        return int(min(32, max(2, 2 * math.ceil(self.node_net_bw_Bps / 12.5e9))))
 
 
 def system_from_design(design) -> System:
@@ -184,10 +208,23 @@ def _times_s(candidates: list, sizes: np.ndarray) -> np.ndarray:
 
 def _time_s(candidate: tuple, sizes):
     """One (algorithm, protocol)'s time for ``sizes`` (a float or an array)."""
-    algorithm, protocol, latency_s, bandwidth_Bps, per_factor = candidate
+    algorithm, protocol, latency_s, bandwidth_Bps, per_factor, (chunk_bytes, fill_s_per_byte) = candidate
     if algorithm in ("tree", "nvls_tree"):
         bandwidth_Bps = bandwidth_Bps * _tree_correction(protocol, sizes)
-    return latency_s + sizes * per_factor / bandwidth_Bps
+    time_s = latency_s + sizes * per_factor / bandwidth_Bps
+    if fill_s_per_byte:
+        time_s = time_s + (np.minimum(sizes, chunk_bytes) if type(sizes) is np.ndarray
+                           else min(sizes, chunk_bytes)) * fill_s_per_byte
+    return time_s
+
+
+def _fill(chunk_bytes: float, channels: int, hops_Bps: list[float], protocol_share: float) -> tuple[float, float]:
+    """(bytes of S at which one channel's chunk is full, seconds per such byte) of a pipeline over ``hops_Bps``:
+    each channel moves S / channels in chunks, and a chunk crosses every hop but the slowest before the
+    pipeline runs at the slowest one's pace."""
+    slowest = min(hops_Bps)
+    others = sum(1 / bandwidth for bandwidth in hops_Bps) - 1 / slowest
+    return chunk_bytes * channels, others / protocol_share
 
 
 def _tree_correction(protocol: str, sizes):
@@ -220,6 +257,7 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     extra_net_us = (system.net_latency_s + (hops - 1) * system.hop_latency_s) * 1e6
     intra_table = PCI_LATENCY_US if system.intra_node == "pcie" else NVLINK_LATENCY_US
     factor = bus_factor(op, n)
+    channels = system.channels
     out = []
 
     def latency(algorithm: str, p: int) -> float:
@@ -244,10 +282,12 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
             us = base + (inter if nodes > 1 else intra)
         return us * 1e-6
 
-    def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2)) -> None:
+    def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2), hops=()) -> None:
         for p in protocols:
-            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * PROTOCOL_BANDWIDTH[p],
-                        per_factor))
+            chunk = NVLS_CHUNK_BYTES if algorithm == "nvls_tree" else TREE_CHUNK_BYTES[PROTOCOLS[p]]
+            share = TREE_LL_BANDWIDTH if algorithm == "tree" and p == 0 else PROTOCOL_BANDWIDTH[p]
+            fill = _fill(chunk, channels, list(hops), share) if hops else (0.0, 0.0)
+            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * share, per_factor, fill))
 
     if op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
         ring = intra_ring if nodes == 1 else min(intra_ring, node_net)
@@ -255,9 +295,12 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     if op == "all_reduce" and nodes > 1:
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
         net_algbw = node_net / (1 if nodes == 2 else 2)
-        add("tree", min(peer, net_algbw), 1.0)
+        up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
+        chain = [peer] * (2 * (local - 1)) + [net_algbw] * up_down
+        add("tree", min(peer, net_algbw), 1.0, hops=chain)
         if system.nvls:
-            add("nvls_tree", min(system.intra_bw_Bps * system.nvls_efficiency, net_algbw), 1.0, (2,))
+            nvls = system.intra_bw_Bps * system.nvls_efficiency
+            add("nvls_tree", min(nvls, net_algbw), 1.0, (2,), hops=[nvls, *[net_algbw] * up_down, nvls])
     if op == "all_reduce" and nodes == 1 and system.nvls and local > 2:
         add("nvls", system.intra_bw_Bps * system.nvls_efficiency, 1.0, (2,))
     if op == "alltoall":
