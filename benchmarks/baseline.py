@@ -1,5 +1,5 @@
 """Before and after: a validation script's signed residuals saved once (``--write-baseline``, before a model
-change) and printed beside the current ones, per source and per regime (n, median, max |error|).
+change) and printed beside the current ones, per source and per regime (n, median, MAPE, max |error|).
 
 The baseline file holds one line per point in the order the script yields them (its label and size or run name
 check that the same point is compared); a point with no baseline line prints as new.
@@ -44,13 +44,14 @@ def header(name: str) -> str:
 
 def _cells(errors: list[float]) -> str:
     if not errors:
-        return f"{'-':>5} {'-':>8} {'-':>8}"
-    return f"{len(errors):5d} {statistics.median(errors):+8.1%} {max(abs(e) for e in errors):8.1%}"
+        return f"{'-':>5} {'-':>8} {'-':>7} {'-':>8}"
+    absolute = [abs(e) for e in errors]
+    return f"{len(errors):5d} {statistics.median(errors):+8.1%} {statistics.mean(absolute):7.1%} {max(absolute):8.1%}"
 
 
 def print_change(title: str, points: list[tuple[str, str, float]], before: dict[tuple[str, str], float],
                  width: int = 58) -> None:
-    """Per group: n, median signed error and max |error| before (the baseline) and after (now)."""
+    """Per group: n, median signed error, MAPE (mean |error|) and max |error| before (the baseline) and after."""
     after_by: dict[str, list[float]] = {}
     before_by: dict[str, list[float]] = {}
     for group, key, error in points:
@@ -60,9 +61,10 @@ def print_change(title: str, points: list[tuple[str, str, float]], before: dict[
     every_after = [e for values in after_by.values() for e in values]
     every_before = [e for values in before_by.values() for e in values]
     print(title)
-    print(f"{'':{width}} {'before: n':>9} {'median':>8} {'|max|':>8}   {'after: n':>8} {'median':>8} {'|max|':>8}")
+    print(f"{'':{width}} {'before: n':>9} {'median':>8} {'MAPE':>7} {'|max|':>8}   "
+          f"{'after: n':>8} {'median':>8} {'MAPE':>7} {'|max|':>8}")
     for group in [*after_by, "ALL"]:
         old = every_before if group == "ALL" else before_by.get(group, [])
         new = every_after if group == "ALL" else after_by[group]
-        print(f"{group[:width]:{width}} {_cells(old):>27}   {_cells(new)}")
+        print(f"{group[:width]:{width}} {_cells(old):>35}   {_cells(new)}")
     print()
