@@ -82,6 +82,7 @@ NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
 # Simple: 4 MiB buffer / 8 steps; LL128: its 120 x 640 x 8 x 8 B buffer / 8 steps, 120 of every 128 B data;
 # LL: a 512 KiB buffer / 8 steps, halved, half of each line data; NVLS tree: nvlsChunkSize 128 KiB.
 TREE_CHUNK_BYTES = {"LL": 16384, "LL128": 576000, "Simple": 524288}
+QPS_PER_CONNECTION = 1  # NCCL_IB_QPS_PER_CONNECTION's default (NCCL environment variables documentation)
 NVLS_CHUNK_BYTES = 131072
 
 
@@ -103,6 +104,8 @@ class System:
     nodes_per_leaf: int             # nodes whose NICs share a leaf (per rail when rail-optimised)
     tiers: int
     bisection_fraction: float       # cross-leaf bandwidth share (1 / oversubscription)
+    adaptive_routing: bool = True   # False: switches hash each flow onto one uplink (ECMP), as plain RoCE does
+    rail_optimized: bool = False    # each of a node's NICs on its own leaf (rail), not all on one
 
     @property
     def node_net_bw_Bps(self) -> float:
@@ -127,7 +130,8 @@ def system_from_design(design) -> System:
                   nics_per_node=design.nics_per_node, link_rate_Bps=fabric.link_rate_Bps,
                   net_efficiency=fabric.efficiency, net_latency_s=fabric.latency_s,
                   hop_latency_s=fabric.hop_latency_s, nodes_per_leaf=max(1, per_leaf), tiers=topology.tiers,
-                  bisection_fraction=topology.bisection_fraction)
+                  bisection_fraction=topology.bisection_fraction, adaptive_routing=fabric.adaptive_routing,
+                  rail_optimized=rail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,11 +294,13 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
             out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * share, per_factor, fill))
 
     if op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
-        ring = intra_ring if nodes == 1 else min(intra_ring, node_net)
+        ecmp = _ecmp_slowdown(system, nodes, local, False) if spans_leaves else 1.0
+        ring = intra_ring if nodes == 1 else min(intra_ring, node_net / ecmp)
         add("ring", ring, factor)
     if op == "all_reduce" and nodes > 1:
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
-        net_algbw = node_net / (1 if nodes == 2 else 2)
+        net_algbw = node_net / (1 if nodes == 2 else 2) / (_ecmp_slowdown(system, nodes, local, True)
+                                                            if spans_leaves else 1.0)
         up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
         chain = [peer] * (2 * (local - 1)) + [net_algbw] * up_down
         add("tree", min(peer, net_algbw), 1.0, hops=chain)
@@ -310,6 +316,38 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     if op == "sendrecv":
         add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
     return tuple(out)
+
+
+def _ecmp_slowdown(system: System, nodes: int, local: int, tree: bool) -> float:
+    """How much slower than its average uplink load a group's cross-leaf traffic runs when the switches hash
+    each flow onto one uplink (ECMP, no adaptive routing): a synchronous collective waits for the most loaded
+    uplink of every leaf and spine it crosses. Each NIC sends ``flows`` flows (one per channel and queue pair),
+    each wanting 1/flows of its link. A tree's edges join nodes far apart: every NIC's flows leave the leaf.
+    A ring leaves each leaf once per group: one group's flows on a rail-optimized leaf, every group of the
+    node's GPUs on a full fat-tree's leaf (its NICs all share it)."""
+    if system.adaptive_routing:
+        return 1.0
+    flows = max(1.0, system.channels / system.nics_per_node) * QPS_PER_CONNECTION
+    planes = system.nics_per_node if system.rail_optimized else 1        # leaves a node's NICs are spread over
+    ports = system.nodes_per_leaf * system.nics_per_node / planes        # node ports (and so uplinks) a leaf has
+    uplinks = max(1, round(ports * system.bisection_fraction))
+    groups = max(1.0, system.gpus_per_node / local / planes)             # groups whose rings cross one leaf
+    per_uplink = flows * (ports if tree else groups) / uplinks
+    leaves = math.ceil(nodes / system.nodes_per_leaf)
+    links = uplinks * leaves * 2 * max(1, system.tiers - 1)               # up from each leaf, down from spines
+    return max(1.0, _expected_max_poisson(per_uplink, links) / flows) / max(1.0, per_uplink / flows)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expected_max_poisson(mean: float, count: int) -> float:
+    """E[max] of ``count`` independent Poisson(``mean``) loads (flows hashed at random onto as many links):
+    the sum over k of P(max > k)."""
+    total, cdf, term = 0.0, 0.0, math.exp(-mean)
+    for k in range(int(mean * 20 + 50)):
+        cdf += term
+        total += 1.0 - cdf ** count
+        term *= mean / (k + 1)
+    return max(total, mean)
 
 
 DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4, "fp8": 1}
