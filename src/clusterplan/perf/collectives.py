@@ -36,7 +36,7 @@ import numpy as np
 from clusterplan.schema import FROZEN
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "direct")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat", "direct")
 PROTOCOLS = ("LL", "LL128", "Simple")
 
 
@@ -54,12 +54,12 @@ def bus_factor(op: str, num_ranks: int) -> float:
 
 # NCCL tuning constants, microseconds, per protocol (LL, LL128, Simple).
 BASE_LATENCY_US = {"ring": (6.6, 14.0, 8.4), "tree": (6.8, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0),
-                   "nvls_tree": (0.0, 0.0, 0.0), "direct": (6.6, 14.0, 8.4)}
+                   "nvls_tree": (0.0, 0.0, 0.0), "pat": (8.0, 8.0, 8.0), "direct": (6.6, 14.0, 8.4)}
 NVLINK_LATENCY_US = {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 4.0), "nvls": (0.0, 0.0, 25.0),
-                     "nvls_tree": (0.0, 0.0, 25.0), "direct": (0.6, 1.9, 3.4)}
+                     "nvls_tree": (0.0, 0.0, 25.0), "pat": (0.0, 0.0, 4.0), "direct": (0.6, 1.9, 3.4)}
 PCI_LATENCY_US = {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 4.0), "direct": (1.0, 2.5, 5.7)}
 NET_LATENCY_US = {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 14.0), "nvls": (0.0, 0.0, 18.0),
-                  "nvls_tree": (0.0, 0.0, 20.9), "direct": (2.7, 4.0, 14.0)}
+                  "nvls_tree": (0.0, 0.0, 20.9), "pat": (5.0, 8.5, 14.0), "direct": (2.7, 4.0, 14.0)}
 # Share of link bandwidth each protocol carries: LL sends 8-byte flag+data words (half),
 # LL128 120 of every 128 bytes (NCCL caps it at 0.92), Simple all of it.
 PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
@@ -77,6 +77,10 @@ _TREE_TABLES = {protocol: np.asarray(table, dtype=float) for protocol, table in 
 _TREE_FLOATS = {protocol: tuple(table.tolist()) for protocol, table in _TREE_TABLES.items()}
 _TREE_BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
+# PAT (NCCL 2.23+): all_gather / reduce_scatter with one GPU per node in log2(nodes) steps (Bruck-like); NCCL
+# rates it at 0.75 of the ring's bandwidth and log2(nodes) x net latency / 3.5 + 2.8 us per rank (tuning.cc)
+PAT_BANDWIDTH = 0.75
+PAT_RANK_US = 2.8
 NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
 # Bytes of data in one chunk of a tree pipeline per protocol (NCCL 2.30 src/enqueue.cc, src/init.cc):
 # Simple: 4 MiB buffer / 8 steps; LL128: its 120 x 640 x 8 x 8 B buffer / 8 steps, 120 of every 128 B data;
@@ -282,6 +286,8 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
             us = intra
         elif algorithm == "nvls_tree":
             us = intra + 2 * math.log2(nodes) * inter
+        elif algorithm == "pat":
+            us = base + math.log2(nodes) * inter / 3.5 + n * PAT_RANK_US
         else:  # direct: all peers at once
             us = base + (inter if nodes > 1 else intra)
         return us * 1e-6
@@ -297,6 +303,10 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
         ecmp = _ecmp_slowdown(system, nodes, local, False) if spans_leaves else 1.0
         ring = intra_ring if nodes == 1 else min(intra_ring, node_net / ecmp)
         add("ring", ring, factor)
+    if op in ("all_gather", "reduce_scatter") and nodes > 1 and local == 1:
+        # PAT's peers are 2^k ranks away: its flows leave the leaf as a tree's do
+        pat = min(intra_ring, node_net / (_ecmp_slowdown(system, nodes, local, True) if spans_leaves else 1.0))
+        add("pat", pat * PAT_BANDWIDTH, factor, (2,))
     if op == "all_reduce" and nodes > 1:
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
         net_algbw = node_net / (1 if nodes == 2 else 2) / (_ecmp_slowdown(system, nodes, local, True)

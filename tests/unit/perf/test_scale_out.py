@@ -88,3 +88,18 @@ def communication_of(model, hw, options, layout):
     busiest = stage(model, options, hw.system.gpus_per_node, layout)
     work = compute(model, hw, options, busiest, layout.recompute, 0.0)
     return communication(model, hw.system, options, busiest, layout, work, 0.0)
+
+
+def test_pat_serves_one_gpu_per_node_gathers_in_log_steps():
+    """NCCL's PAT for all_gather / reduce_scatter with one GPU per node: latency 8 us + log2(nodes) x the tree's
+    network latency / 3.5 + 2.8 us a rank, at 0.75 of the ring's bandwidth; it beats the ring's 127 network
+    steps on small messages of 128 nodes and loses to the ring on large ones."""
+    system = roce(adaptive_routing=True)
+    small = predict("all_gather", [128 * 1024], system, 128, ranks_per_node=1)
+    assert small.algorithm == ("pat",)
+    inter = 14.0 + 2 * (10.0 + 2 * 0.6)                     # Simple: NCCL's tree net latency + 2 x the fabric's
+    latency = (8.0 + 7 * inter / 3.5 + 128 * 2.8) * 1e-6
+    bandwidth = 8 * 25e9 * 0.75 / 8 * 0.75                   # one GPU's NIC share, x 0.75
+    assert small.time_s[0] == pytest.approx(latency + 128 * 1024 * 127 / 128 / bandwidth)
+    assert predict("all_gather", [4 * GiB], system, 128, ranks_per_node=1).algorithm == ("ring",)
+    assert "pat" not in predict("all_gather", [128 * 1024], system, 16 * 8).algorithm
