@@ -25,14 +25,18 @@ from typing import NamedTuple
 from clusterplan.catalog import load_catalog
 from clusterplan.perf.collectives import System, predict
 from clusterplan.perf.evidence import collective_regime
+import baseline
 from bands import print_regimes, print_summary
-from validation_data import shared
+from validation_data import PROJECT, shared
 
 DATA = shared()
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 BANDS = (("< 64 KiB", 0, 64 * KiB), ("64 KiB - 64 MiB", 64 * KiB, 64 * MiB), (">= 64 MiB", 64 * MiB, float("inf")))
 EFA = dict(efficiency=0.91, latency_s=65e-6, technology="efa")  # calibrated: p4de tree plateau 41.8 of 50 GB/s
 EFA_V4 = dict(efficiency=0.91, latency_s=10e-6, technology="efa")  # ASSUMPTION: EFA v4 latency; bandwidth as EFA
+# calibrated on the A3 Mega table: small-message time 123 us = NCCL tree latency + 2 x 46 us; 8 GiB algbw 181 of
+# 200 GB/s on the model's tree with LL128 (x 0.92)
+TCPXO = dict(efficiency=0.98, latency_s=46e-6, technology="ethernet")
 
 
 class Run(NamedTuple):
@@ -65,7 +69,10 @@ TABLE_RUNS = {
     "oci-hpc-oke@1402938#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
     "oci-hpc-oke@61d210a#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
     "oci-hpc-oke@61d210a#2": system("mi300x", nics=8, gbps=400, fabric="roce-400g"),
+    "gcp-a3-mega-tcpxo@346b825#1": system("h100-sxm", nics=8, gbps=200, fabric="roce-200g", nvls=False, **TCPXO),
 }
+TABLES = ("nccl_tests_allreduce_tables.csv",)     # in the shared folder; the project's own in PROJECT
+
 
 
 def summary_system(row: dict) -> Run | None:
@@ -99,7 +106,8 @@ def parse_size(text: str) -> float | None:
 
 def points(data: Path):
     """(dataset, tool, size_bytes, ranks, measured busbw, System, op) for every comparable measurement."""
-    for row in csv.DictReader(open(data / "nccl_tests_allreduce_tables.csv")):
+    tables = [data / name for name in TABLES] + [PROJECT / "nccl_tests_tables.csv"]
+    for row in (row for table in tables for row in csv.DictReader(open(table))):
         yield (row["test_id"], "nccl-tests", float(row["size_bytes"]), int(row["num_ranks"]),
                float(row["oop_busbw_GBps"]), TABLE_RUNS[row["test_id"]], "all_reduce")
     for row in csv.DictReader(open(data / "nccl_busbw_summary_points.csv")):
@@ -151,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--rows", action="store_true", help="print every point")
+    parser.add_argument("--write-baseline", metavar="MODEL",
+                        help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
+    changes: list[tuple[str, str, float]] = []
     errors: dict[str, list[tuple[float, float]]] = {}
     signed: dict[str, list[float]] = {}
     by_regime: list[tuple[tuple[str, ...], float]] = []
@@ -159,8 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         error = abs(1 / (1 + point.error) - 1)       # |predicted - measured| / measured of busbw
         errors.setdefault(point.label, []).append((point.size_bytes, error))
         signed.setdefault(point.label, []).append(point.error)
+        key = f"#{len(signed[point.label])} {point.num_nodes} nodes {int(point.size_bytes)} B"
+        changes.append((point.label, key, point.error))
         if point.label.endswith("[nccl-tests]"):
             by_regime.append((regime_of(point), point.error))
+            changes.append((", ".join(regime_of(point)), f"{point.label} {key}", point.error))
         if args.rows:
             print(f"{point.label[:40]:40} {point.gpu:14} {point.num_nodes:4} {int(point.size_bytes):>12} "
                   f"time error {point.error:+7.1%}")
@@ -178,7 +192,21 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_summary("Signed error of the predicted time (predicted / measured - 1), per source", signed)
     print_regimes("... per regime (nccl-tests points, the band table's: GPU, span, message size)", by_regime)
+    if args.write_baseline:
+        print(f"baseline written: {baseline.write('collectives', changes, args.write_baseline)}")
+    else:
+        print_change(changes)
     return 0
+
+
+def print_change(changes: list[tuple[str, str, float]]) -> None:
+    """Before (the saved baseline) and after, per source and per regime: n, median signed error, max |error|."""
+    before = baseline.read("collectives")
+    sources = [change for change in changes if change[0] in {label for label, _, _ in changes if "[" in label}]
+    by_regime = [change for change in changes if change not in sources]
+    title = f"Before ({baseline.header('collectives') or 'no baseline saved'}) and after: signed time error"
+    baseline.print_change(f"{title}, per source", sources, before)
+    baseline.print_change(f"{title}, per regime (nccl-tests points)", by_regime, before)
 
 
 if __name__ == "__main__":

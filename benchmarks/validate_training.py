@@ -29,6 +29,7 @@ from clusterplan.perf.model import Transformer
 from clusterplan.perf.search import search
 from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
+import baseline
 from bands import print_regimes, print_summary
 from validation_data import shared
 
@@ -223,7 +224,10 @@ def regime_of(run_facts: dict) -> tuple[str, ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", action="store_true", help="print every run (the default prints the summaries)")
+    parser.add_argument("--write-baseline", metavar="MODEL",
+                        help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
+    changes: list[tuple[str, str, float]] = []
     if not DATA.is_dir():
         print(f"no validation data at {DATA}", file=sys.stderr)
         return 1
@@ -238,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         error = best.step.total / measured - 1
         errors.setdefault(name, []).append(error)
         by_regime.append((regime_of(run_facts), error))
+        key = f"#{len(errors[name])} {run}"
+        changes += [(name, key, error), (", ".join(regime_of(run_facts)), f"{name} {key}", error)]
         lay = best.layout
         if args.rows:
             print(f"{name:20s} {run:24s} {measured:11.3f} {best.step.total:12.3f} {error:+8.1%}  "
@@ -246,6 +252,13 @@ def main(argv: list[str] | None = None) -> int:
         print()
     print_summary("Signed error of the predicted step time (predicted / measured - 1), per source", errors, 20)
     print_regimes("... per regime (GPU, precision, GPUs, model size, software era)", by_regime)
+    if args.write_baseline:
+        print(f"baseline written: {baseline.write('training', changes, args.write_baseline)}")
+        return 0
+    before, title = baseline.read("training"), baseline.header("training") or "no baseline saved"
+    baseline.print_change(f"Before ({title}) and after: signed step-time error, per source",
+                          [change for change in changes if change[0] in errors], before, 20)
+    baseline.print_change("... per regime", [change for change in changes if change[0] not in errors], before)
     return 0
 
 

@@ -187,6 +187,7 @@ class Fabric(Entry):
     efficiency: float = 0.95          # calibrated: achievable share of line rate for large messages
     latency_s: float = unit("s", default=0.0)  # added to NCCL's network latency per inter-node step
     jitter_cv: float = 0.0            # per-rank step-time coefficient of variation (stragglers)
+    adaptive_routing: bool = True     # False: flows hashed onto one path each (ECMP), collisions not avoided
 
     def __post_init__(self) -> None:
         check(self.technology in ("infiniband", "ethernet"), "technology",

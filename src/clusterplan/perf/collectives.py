@@ -8,7 +8,16 @@ The model prices every (algorithm, protocol) that NCCL could use for a size
 and keeps the fastest, as NCCL's tuner does:
 
     time = latency(algorithm, protocol, ranks, nodes) + S x factor / busbw   (ring, direct)
-    time = latency(...) + S / algbw                                           (tree, NVLS)
+    time = latency(...) + S / algbw + fill                                    (tree, NVLS)
+
+A tree (and NVLS tree) is a pipeline: each channel's data moves up and down
+a chain of hops in chunks, and every hop but the slowest one adds one chunk's
+time at its own per-channel speed before the pipeline runs full (``_fill``):
+
+    fill = min(chunk, S / channels) x channels x sum(1 / hop bandwidth, all hops but the slowest)
+
+With NCCL's chunks (a few hundred KiB) and channels (``System.channels``)
+this is 0.3-1 ms at two nodes: the ramp of bus bandwidth from 16 MiB to 1 GiB.
 
 Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
 bandwidths come from the cluster's links with calibrated efficiencies
@@ -27,7 +36,7 @@ import numpy as np
 from clusterplan.schema import FROZEN
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
-ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "direct")
+ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat", "direct")
 PROTOCOLS = ("LL", "LL128", "Simple")
 
 
@@ -45,15 +54,18 @@ def bus_factor(op: str, num_ranks: int) -> float:
 
 # NCCL tuning constants, microseconds, per protocol (LL, LL128, Simple).
 BASE_LATENCY_US = {"ring": (6.6, 14.0, 8.4), "tree": (6.8, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0),
-                   "nvls_tree": (0.0, 0.0, 0.0), "direct": (6.6, 14.0, 8.4)}
+                   "nvls_tree": (0.0, 0.0, 0.0), "pat": (8.0, 8.0, 8.0), "direct": (6.6, 14.0, 8.4)}
 NVLINK_LATENCY_US = {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 4.0), "nvls": (0.0, 0.0, 25.0),
-                     "nvls_tree": (0.0, 0.0, 25.0), "direct": (0.6, 1.9, 3.4)}
+                     "nvls_tree": (0.0, 0.0, 25.0), "pat": (0.0, 0.0, 4.0), "direct": (0.6, 1.9, 3.4)}
 PCI_LATENCY_US = {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 4.0), "direct": (1.0, 2.5, 5.7)}
 NET_LATENCY_US = {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 14.0), "nvls": (0.0, 0.0, 18.0),
-                  "nvls_tree": (0.0, 0.0, 20.9), "direct": (2.7, 4.0, 14.0)}
+                  "nvls_tree": (0.0, 0.0, 20.9), "pat": (5.0, 8.5, 14.0), "direct": (2.7, 4.0, 14.0)}
 # Share of link bandwidth each protocol carries: LL sends 8-byte flag+data words (half),
 # LL128 120 of every 128 bytes (NCCL caps it at 0.92), Simple all of it.
 PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
+# ... except LL on a tree, which NCCL rates at 1 / 3.8 of the link (tuning.cc: "busBw * 1.0 / 3.8"): its
+# 8-byte lines are reduced and forwarded at every hop of the chain.
+TREE_LL_BANDWIDTH = 1 / 3.8
 # NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB
 # (NCCL steps between buckets; the model interpolates, see _tree_correction).
 TREE_CORRECTION = {
@@ -65,7 +77,17 @@ _TREE_TABLES = {protocol: np.asarray(table, dtype=float) for protocol, table in 
 _TREE_FLOATS = {protocol: tuple(table.tolist()) for protocol, table in _TREE_TABLES.items()}
 _TREE_BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
+# PAT (NCCL 2.23+): all_gather / reduce_scatter with one GPU per node in log2(nodes) steps (Bruck-like); NCCL
+# rates it at 0.75 of the ring's bandwidth and log2(nodes) x net latency / 3.5 + 2.8 us per rank (tuning.cc)
+PAT_BANDWIDTH = 0.75
+PAT_RANK_US = 2.8
 NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
+# Bytes of data in one chunk of a tree pipeline per protocol (NCCL 2.30 src/enqueue.cc, src/init.cc):
+# Simple: 4 MiB buffer / 8 steps; LL128: its 120 x 640 x 8 x 8 B buffer / 8 steps, 120 of every 128 B data;
+# LL: a 512 KiB buffer / 8 steps, halved, half of each line data; NVLS tree: nvlsChunkSize 128 KiB.
+TREE_CHUNK_BYTES = {"LL": 16384, "LL128": 576000, "Simple": 524288}
+QPS_PER_CONNECTION = 1  # NCCL_IB_QPS_PER_CONNECTION's default (NCCL environment variables documentation)
+NVLS_CHUNK_BYTES = 131072
 
 
 @dataclass(**FROZEN)
@@ -86,10 +108,19 @@ class System:
     nodes_per_leaf: int             # nodes whose NICs share a leaf (per rail when rail-optimised)
     tiers: int
     bisection_fraction: float       # cross-leaf bandwidth share (1 / oversubscription)
+    adaptive_routing: bool = True   # False: switches hash each flow onto one uplink (ECMP), as plain RoCE does
+    rail_optimized: bool = False    # each of a node's NICs on its own leaf (rail), not all on one
 
     @property
     def node_net_bw_Bps(self) -> float:
         return self.nics_per_node * self.link_rate_Bps
+
+    @property
+    def channels(self) -> int:
+        """NCCL's channels (parallel rings or trees) on a multi-node communicator. ASSUMPTION from NCCL's topology
+        search (src/graph/search.cc): one ring or tree per ~12 GB/s of the node's network bandwidth, each
+        duplicated once, at most 32 (MAXCHANNELS / 2): 8 on 4 x 100 Gb/s, 32 on 8 x 200 Gb/s and above."""
+        return int(min(32, max(2, 2 * math.ceil(self.node_net_bw_Bps / 12.5e9))))
 
 
 def system_from_design(design) -> System:
@@ -103,7 +134,8 @@ def system_from_design(design) -> System:
                   nics_per_node=design.nics_per_node, link_rate_Bps=fabric.link_rate_Bps,
                   net_efficiency=fabric.efficiency, net_latency_s=fabric.latency_s,
                   hop_latency_s=fabric.hop_latency_s, nodes_per_leaf=max(1, per_leaf), tiers=topology.tiers,
-                  bisection_fraction=topology.bisection_fraction)
+                  bisection_fraction=topology.bisection_fraction, adaptive_routing=fabric.adaptive_routing,
+                  rail_optimized=rail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,10 +216,23 @@ def _times_s(candidates: list, sizes: np.ndarray) -> np.ndarray:
 
 def _time_s(candidate: tuple, sizes):
     """One (algorithm, protocol)'s time for ``sizes`` (a float or an array)."""
-    algorithm, protocol, latency_s, bandwidth_Bps, per_factor = candidate
+    algorithm, protocol, latency_s, bandwidth_Bps, per_factor, (chunk_bytes, fill_s_per_byte) = candidate
     if algorithm in ("tree", "nvls_tree"):
         bandwidth_Bps = bandwidth_Bps * _tree_correction(protocol, sizes)
-    return latency_s + sizes * per_factor / bandwidth_Bps
+    time_s = latency_s + sizes * per_factor / bandwidth_Bps
+    if fill_s_per_byte:
+        time_s = time_s + (np.minimum(sizes, chunk_bytes) if type(sizes) is np.ndarray
+                           else min(sizes, chunk_bytes)) * fill_s_per_byte
+    return time_s
+
+
+def _fill(chunk_bytes: float, channels: int, hops_Bps: list[float], protocol_share: float) -> tuple[float, float]:
+    """(bytes of S at which one channel's chunk is full, seconds per such byte) of a pipeline over ``hops_Bps``:
+    each channel moves S / channels in chunks, and a chunk crosses every hop but the slowest before the
+    pipeline runs at the slowest one's pace."""
+    slowest = min(hops_Bps)
+    others = sum(1 / bandwidth for bandwidth in hops_Bps) - 1 / slowest
+    return chunk_bytes * channels, others / protocol_share
 
 
 def _tree_correction(protocol: str, sizes):
@@ -220,6 +265,7 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     extra_net_us = (system.net_latency_s + (hops - 1) * system.hop_latency_s) * 1e6
     intra_table = PCI_LATENCY_US if system.intra_node == "pcie" else NVLINK_LATENCY_US
     factor = bus_factor(op, n)
+    channels = system.channels
     out = []
 
     def latency(algorithm: str, p: int) -> float:
@@ -240,24 +286,37 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
             us = intra
         elif algorithm == "nvls_tree":
             us = intra + 2 * math.log2(nodes) * inter
+        elif algorithm == "pat":
+            us = base + math.log2(nodes) * inter / 3.5 + n * PAT_RANK_US
         else:  # direct: all peers at once
             us = base + (inter if nodes > 1 else intra)
         return us * 1e-6
 
-    def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2)) -> None:
+    def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2), hops=()) -> None:
         for p in protocols:
-            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * PROTOCOL_BANDWIDTH[p],
-                        per_factor))
+            chunk = NVLS_CHUNK_BYTES if algorithm == "nvls_tree" else TREE_CHUNK_BYTES[PROTOCOLS[p]]
+            share = TREE_LL_BANDWIDTH if algorithm == "tree" and p == 0 else PROTOCOL_BANDWIDTH[p]
+            fill = _fill(chunk, channels, list(hops), share) if hops else (0.0, 0.0)
+            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * share, per_factor, fill))
 
     if op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
-        ring = intra_ring if nodes == 1 else min(intra_ring, node_net)
+        ecmp = _ecmp_slowdown(system, nodes, local, False) if spans_leaves else 1.0
+        ring = intra_ring if nodes == 1 else min(intra_ring, node_net / ecmp)
         add("ring", ring, factor)
+    if op in ("all_gather", "reduce_scatter") and nodes > 1 and local == 1:
+        # PAT's peers are 2^k ranks away: its flows leave the leaf as a tree's do
+        pat = min(intra_ring, node_net / (_ecmp_slowdown(system, nodes, local, True) if spans_leaves else 1.0))
+        add("pat", pat * PAT_BANDWIDTH, factor, (2,))
     if op == "all_reduce" and nodes > 1:
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
-        net_algbw = node_net / (1 if nodes == 2 else 2)
-        add("tree", min(peer, net_algbw), 1.0)
+        net_algbw = node_net / (1 if nodes == 2 else 2) / (_ecmp_slowdown(system, nodes, local, True)
+                                                            if spans_leaves else 1.0)
+        up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
+        chain = [peer] * (2 * (local - 1)) + [net_algbw] * up_down
+        add("tree", min(peer, net_algbw), 1.0, hops=chain)
         if system.nvls:
-            add("nvls_tree", min(system.intra_bw_Bps * system.nvls_efficiency, net_algbw), 1.0, (2,))
+            nvls = system.intra_bw_Bps * system.nvls_efficiency
+            add("nvls_tree", min(nvls, net_algbw), 1.0, (2,), hops=[nvls, *[net_algbw] * up_down, nvls])
     if op == "all_reduce" and nodes == 1 and system.nvls and local > 2:
         add("nvls", system.intra_bw_Bps * system.nvls_efficiency, 1.0, (2,))
     if op == "alltoall":
@@ -267,6 +326,38 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     if op == "sendrecv":
         add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
     return tuple(out)
+
+
+def _ecmp_slowdown(system: System, nodes: int, local: int, tree: bool) -> float:
+    """How much slower than its average uplink load a group's cross-leaf traffic runs when the switches hash
+    each flow onto one uplink (ECMP, no adaptive routing): a synchronous collective waits for the most loaded
+    uplink of every leaf and spine it crosses. Each NIC sends ``flows`` flows (one per channel and queue pair),
+    each wanting 1/flows of its link. A tree's edges join nodes far apart: every NIC's flows leave the leaf.
+    A ring leaves each leaf once per group: one group's flows on a rail-optimized leaf, every group of the
+    node's GPUs on a full fat-tree's leaf (its NICs all share it)."""
+    if system.adaptive_routing:
+        return 1.0
+    flows = max(1.0, system.channels / system.nics_per_node) * QPS_PER_CONNECTION
+    planes = system.nics_per_node if system.rail_optimized else 1        # leaves a node's NICs are spread over
+    ports = system.nodes_per_leaf * system.nics_per_node / planes        # node ports (and so uplinks) a leaf has
+    uplinks = max(1, round(ports * system.bisection_fraction))
+    groups = max(1.0, system.gpus_per_node / local / planes)             # groups whose rings cross one leaf
+    per_uplink = flows * (ports if tree else groups) / uplinks
+    leaves = math.ceil(nodes / system.nodes_per_leaf)
+    links = uplinks * leaves * 2 * max(1, system.tiers - 1)               # up from each leaf, down from spines
+    return max(1.0, _expected_max_poisson(per_uplink, links) / flows) / max(1.0, per_uplink / flows)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expected_max_poisson(mean: float, count: int) -> float:
+    """E[max] of ``count`` independent Poisson(``mean``) loads (flows hashed at random onto as many links):
+    the sum over k of P(max > k)."""
+    total, cdf, term = 0.0, 0.0, math.exp(-mean)
+    for k in range(int(mean * 20 + 50)):
+        cdf += term
+        total += 1.0 - cdf ** count
+        term *= mean / (k + 1)
+    return max(total, mean)
 
 
 DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4, "fp8": 1}

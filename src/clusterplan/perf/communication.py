@@ -16,7 +16,7 @@ from clusterplan.perf.compute import Compute
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.memory import BF16, GRAD_BYTES
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, choose, clip, is_array, maximum, minimum, where
+from clusterplan.perf.numeric import as_float, ceil, choose, clip, is_array, maximum, minimum, where
 from clusterplan.perf.stage import Stage
 from clusterplan.schema import FROZEN
 
@@ -59,7 +59,7 @@ def communication(model: Transformer, system: System, options: Options, stage: S
                   redo) -> Communication:
     """Every collective of ``layout``; ``redo``, the recomputed share of layers, repeats the forward's TP traffic."""
     tp, tp_hidden = _tensor_parallel(model, system, options, stage, layout.tp, compute, redo)
-    dp, fsdp = _data_parallel(system, stage, layout)
+    dp, fsdp = _data_parallel(system, options, stage, layout)
     return Communication(tp_s=tp, tp_hidden_s=tp_hidden, cp_s=_context_parallel(model, system, options, stage, layout),
                          p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp,
                          ep_s=_expert_parallel(model, system, stage, layout, redo))
@@ -112,7 +112,21 @@ def _pipeline(model: Transformer, system: System, stage: Stage, layout):
                   lambda: 0.0)
 
 
-def _data_parallel(system: System, stage: Stage, layout) -> tuple:
+# Megatron-LM's gradient buckets (core/distributed/distributed_data_parallel.py): with the reduction overlapped,
+# max(40M, 1M x dp) parameters a bucket, each reduced (and, sharded, gathered) by its own collective
+BUCKET_PARAMS = 40_000_000
+BUCKET_PARAMS_PER_DP_RANK = 1_000_000
+
+
+def _buckets(options: Options, params, dp):
+    """Collectives the step's gradient reduction is issued as: one per bucket when it overlaps the backward
+    (each pays the collective's latency, which grows with the ranks), one for everything otherwise."""
+    if not options.overlap_grad_reduce:
+        return 1
+    return maximum(ceil(params / maximum(BUCKET_PARAMS, BUCKET_PARAMS_PER_DP_RANK * dp)), 1)
+
+
+def _data_parallel(system: System, options: Options, stage: Stage, layout) -> tuple:
     """(seconds of the step's gradient reduction, seconds of ZeRO-3's per-micro-batch gathers and reductions)."""
     dp, zero, local = layout.dp, layout.zero, stage.dp_local
     grad_bytes = (stage.params - stage.expert_params) * GRAD_BYTES
@@ -121,16 +135,21 @@ def _data_parallel(system: System, stage: Stage, layout) -> tuple:
     expert_dp = where(stage.expert_params > 0, dp // layout.ep, 1)
     expert_local = maximum(local // layout.ep, 1)
     expert_grad_bytes, expert_weight_bytes = stage.expert_params * GRAD_BYTES, stage.expert_params * BF16
+    dense = _buckets(options, stage.params - stage.expert_params, dp)
+    experts = _buckets(options, stage.expert_params, expert_dp)
+
+    def bucketed(op: str, size_bytes, buckets, ranks, ranks_per_node):
+        return buckets * collective_s(system, op, size_bytes / buckets, ranks, ranks_per_node)
 
     def all_reduce():
-        return (collective_s(system, "all_reduce", grad_bytes, dp, local)
-                + collective_s(system, "all_reduce", expert_grad_bytes, expert_dp, expert_local))
+        return (bucketed("all_reduce", grad_bytes, dense, dp, local)
+                + bucketed("all_reduce", expert_grad_bytes, experts, expert_dp, expert_local))
 
     def sharded():   # reduce-scatter the gradients, all-gather the updated weights
-        return (collective_s(system, "reduce_scatter", grad_bytes, dp, local)
-                + collective_s(system, "all_gather", weight_bytes - expert_weight_bytes, dp, local)
-                + collective_s(system, "reduce_scatter", expert_grad_bytes, expert_dp, expert_local)
-                + collective_s(system, "all_gather", expert_weight_bytes, expert_dp, expert_local))
+        return (bucketed("reduce_scatter", grad_bytes, dense, dp, local)
+                + bucketed("all_gather", weight_bytes - expert_weight_bytes, dense, dp, local)
+                + bucketed("reduce_scatter", expert_grad_bytes, experts, expert_dp, expert_local)
+                + bucketed("all_gather", expert_weight_bytes, experts, expert_dp, expert_local))
 
     def fsdp():      # ZeRO-3 / FSDP: gather the weights forward and backward, reduce-scatter the gradients
         return (2 * collective_s(system, "all_gather", weight_bytes, stage.shard, local)
