@@ -58,4 +58,5 @@ def test_the_script_prints_before_after_and_the_second_check(capsys):
     assert validate_reliability.main([]) == 0
     out = capsys.readouterr().out
     assert "before" in out.splitlines()[1] and "after" in out.splitlines()[1]
-    assert "second check, Meta RSC-2 / RSC-1" in out and "2.34 to 6.50 failures per 1000 node-days" in out
+    assert "second check, Meta RSC-2 / RSC-1" in out and "2.34 to 6.50 per 1000 node-days" in out
+    assert 2.34 <= RESULT["hardware_per_1000_node_days"] <= 6.50    # like against like: RSC counts hardware only

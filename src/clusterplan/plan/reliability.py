@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from clusterplan.catalog import Catalog, FailureRate
 from clusterplan.checks import reliability_checks
 from clusterplan.design import Design, design
-from clusterplan.perf.model import Transformer, with_seq_len
+from clusterplan.perf.model import Transformer
 from clusterplan.plan.scenario import priced
 from clusterplan.plan.workload import job_gpus, workload_model
 from clusterplan.reliability import Reliability, Settings, by_job_size, failure_rates, goodput
@@ -60,7 +60,7 @@ def reliability(spec: Spec, catalog: Catalog | None = None) -> ReliabilityResult
     size from one node to the whole cluster, with the storage checks of the job at its GPUs."""
     catalog = priced(spec, catalog)
     built = design(spec, catalog)
-    model = with_seq_len(workload_model(spec.workload, default=DEFAULT_MODEL), spec.workload.seq_len)
+    model = workload_model(spec.workload, default=DEFAULT_MODEL)
     job = job_reliability(spec, catalog, built, model, job_gpus(spec.workload, built))
     sizes = by_job_size(reliability_settings(spec), built, scenario_rates(spec, catalog), model=model.name,
                         params=model.params, tokens=spec.workload.tokens)

@@ -36,8 +36,12 @@ class Job:
 
 
 def workload_model(workload: Workload, default: str = "") -> Transformer:
-    """The ``[workload]``'s model: a preset, a Hugging Face config.json (or a snapshot folder holding one),
-    or else the preset ``default``."""
+    """The ``[workload]``'s model (a preset, a Hugging Face config.json or a snapshot folder holding one, or
+    else the preset ``default``) trained at ``workload.seq_len`` (0 keeps the model's own)."""
+    return with_seq_len(_named_model(workload, default), workload.seq_len)
+
+
+def _named_model(workload: Workload, default: str) -> Transformer:
     if workload.model_config:
         path, name = config_file(Path(workload.model_config))
         try:
@@ -75,7 +79,7 @@ def job_gpus(workload: Workload, design: Design) -> int:
 
 def resolve(workload: Workload, design: Design) -> Job:
     """The job ``workload`` asks for on ``design``; fixed degrees that cannot hold are errors naming the key."""
-    model = with_seq_len(workload_model(workload), workload.seq_len)
+    model = workload_model(workload)
     gpus = job_gpus(workload, design)
     for key in ("tp", "pp", "dp", "cp"):
         value = getattr(workload, key)

@@ -92,3 +92,10 @@ def test_a_fixed_global_batch_is_not_searched(reference, catalog):
     searched = resolve(Workload(model="llama3-405b", tokens=15e12), built)
     fixed = resolve(Workload(model="llama3-405b", tokens=15e12, global_batch=2048), built)
     assert searched.global_batches == (512, 1024, 2048) and fixed.global_batches == (2048,)
+
+
+def test_the_workload_s_model_is_trained_at_its_seq_len():
+    """Every caller (plan, train, reliability, the no-layout fallback) gets the model at workload.seq_len."""
+    model = workload_model(Workload(model="gpt-1.7b", seq_len=8192))
+    assert model.seq_len == 8192 and model.params == preset("gpt-1.7b").params + (8192 - 2048) * 2304
+    assert workload_model(Workload(model="gpt-1.7b")) == preset("gpt-1.7b")
