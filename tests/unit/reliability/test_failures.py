@@ -131,7 +131,7 @@ def test_software_rate_is_the_llm_operator_ratio_on_the_catalog_hardware_rates(c
         BLUE_WATERS_SOFTWARE_PER_HARDWARE * node_hardware_per_1000_days(catalog, "high_per_1000_unit_days"), rel=2e-3)
 
 
-def test_software_interruptions_grow_with_the_nodes_of_the_job(catalog):
+def test_software_keeps_its_share_of_interruptions_at_any_job_size(catalog):
     """Per node, like the hardware causes: its share of a job's interruptions is the same at 2 and at 2,048 nodes
     (no fabric causes), so a bigger job never sees fewer software interruptions per node."""
     rates = failure_rates(catalog, ["gpu", "host", "network-link", "software"])
