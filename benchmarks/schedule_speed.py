@@ -8,8 +8,9 @@ Usage: python benchmarks/schedule_speed.py [--runs N] [--sizes 10000,100000,1000
 Each synthetic run is a fresh process (its peak memory is its own) stopped after ``--limit`` seconds; runs go
 ``--parallel`` at a time (one core each). The synthetic traces are generated inside each run (seed 1) and the
 SWF file is written to a temporary folder and removed: no big trace is kept. ``--depth N`` (repeatable) adds a
-column: conservative backfilling with reservations for the first N queued jobs only (default: 2,000). Goals (issue 19): EASY and
-conservative on the 1,000,000-job overloaded trace in <= 60 s and <= 1 GB; 1,000,000 SWF lines read in <= 3 s.
+column: conservative backfilling with reservations for the first N queued jobs only (default: 2,000). Goals
+(issue 19): EASY and conservative on the 1,000,000-job overloaded trace in <= 60 s and <= 1 GB; 1,000,000 SWF
+lines read in <= 3 s.
 """
 
 from __future__ import annotations
