@@ -3,12 +3,14 @@
 reading a 1,000,000-line SWF takes.
 
 Usage: python benchmarks/schedule_speed.py [--runs N] [--sizes 10000,100000,1000000] [--loads 0.85,3]
-                                           [--limit SECONDS] [--parallel N] [--skip-traces]
+                                           [--limit SECONDS] [--parallel N] [--skip-traces] [--depth N]...
 
 Each synthetic run is a fresh process (its peak memory is its own) stopped after ``--limit`` seconds; runs go
 ``--parallel`` at a time (one core each). The synthetic traces are generated inside each run (seed 1) and the
-SWF file is written to a temporary folder and removed: no big trace is kept. Goals (issue 19): EASY and
-conservative on the 1,000,000-job overloaded trace in <= 60 s and <= 1 GB; 1,000,000 SWF lines read in <= 3 s.
+SWF file is written to a temporary folder and removed: no big trace is kept. ``--depth N`` (repeatable) adds a
+column: conservative backfilling with reservations for the first N queued jobs only (default: 2,000). Goals
+(issue 19): EASY and conservative on the 1,000,000-job overloaded trace in <= 60 s and <= 1 GB; 1,000,000 SWF
+lines read in <= 3 s.
 """
 
 from __future__ import annotations
@@ -60,10 +62,13 @@ def shipped(runs: int) -> None:
 
 
 def one_run(policy: str, jobs: int, load: float) -> dict:
-    """In this process: generate, simulate, report seconds and peak memory (the child's own)."""
+    """In this process: generate, simulate, report seconds and peak memory (the child's own).
+    ``policy`` is a policy's name, or ``conservative:N`` for conservative backfilling of depth N."""
     trace = synthetic(Workload(num_jobs=jobs, load=load, seed=1), num_gpus=REFERENCE.num_gpus)
+    name, _, depth = policy.partition(":")
+    options = {"depth": int(depth)} if depth else {}
     start, cpu = time.perf_counter(), time.process_time()
-    schedule = simulate(trace, REFERENCE, policy)
+    schedule = simulate(trace, REFERENCE, name, **options)
     took, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = peak_gib()
     started = np.searchsorted(np.sort(schedule.start_s), trace.submit_s, side="right")
@@ -92,8 +97,10 @@ def spawn(policy: str, jobs: int, load: float, limit: float) -> dict | None:
     return json.loads(done.stdout)
 
 
-def synthetic_rates(sizes: list[int], loads: list[float], limit: float, parallel: int) -> None:
-    cases = [(policy, jobs, load) for load in loads for jobs in sizes for policy in POLICIES]
+def synthetic_rates(sizes: list[int], loads: list[float], limit: float, parallel: int,
+                    depths: tuple[int, ...] = ()) -> None:
+    policies = POLICIES + tuple(f"conservative:{depth}" for depth in depths)
+    cases = [(policy, jobs, load) for load in loads for jobs in sizes for policy in policies]
     with ThreadPoolExecutor(parallel) as pool:
         results = list(pool.map(lambda case: spawn(*case, limit), cases))
     print(f"\nsynthetic traces (seed 1) on the reference cluster (16 x 8 = 128 GPUs); one run each, stopped at "
@@ -102,7 +109,7 @@ def synthetic_rates(sizes: list[int], loads: list[float], limit: float, parallel
         print(f"  offered load {load:g}")
         for jobs in sizes:
             cells = []
-            for policy in POLICIES:
+            for policy in policies:
                 result = results[cases.index((policy, jobs, load))]
                 if result is None:
                     cells.append(f"{policy} > {limit:.0f} s")
@@ -142,6 +149,8 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=300.0)
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--skip-traces", action="store_true")
+    parser.add_argument("--depth", type=int, action="append", default=[],
+                        help="also conservative backfilling of this reservation depth (repeatable)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
@@ -152,7 +161,7 @@ def main() -> None:
         shipped(args.runs)
     swf_read(1_000_000, args.runs)
     synthetic_rates([int(n) for n in args.sizes.split(",")], [float(x) for x in args.loads.split(",")],
-                    args.limit, args.parallel)
+                    args.limit, args.parallel, tuple(args.depth))
 
 
 if __name__ == "__main__":

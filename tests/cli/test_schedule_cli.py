@@ -99,11 +99,24 @@ def test_skip_bad(capsys, tmp_path):
     (["schedule", "{swf}", "--policy", "fairshare", "--priority", "speed=3"], "--priority: unknown key"),
     (["schedule", "{swf}", "--policy", "sjf"], "invalid choice: 'sjf'"),
     (["schedule", "{swf}", "--set", "cluster.num_nodes=0"], "cluster.num_nodes: must be > 0"),
+    (["schedule", "{swf}", "--policy", "conservative", "--depth", "0"], "--depth: must be between 1 and"),
+    (["schedule", "{swf}", "--depth", "5"], "--depth: applies to conservative backfilling only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, swf, argv, message):
     """Bad input: exit 2 and one line on stderr naming the problem."""
     code, out, err = run(capsys, *[a.replace("{swf}", swf) for a in argv])
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_depth_bounds_the_conservative_reservations(capsys, tmp_path):
+    """--depth N: only the first N queued jobs hold reservations; jobs past them wait, so waits grow at depth 1."""
+    trace = "synthetic:jobs=300,load=2,seed=3"
+    code, out, _ = run(capsys, "schedule", trace, "--policy", "conservative", "--format", "json")
+    unbounded = json.loads(out)
+    code_1, out_1, _ = run(capsys, "schedule", trace, "--compare", "--depth", "1", "--format", "json")
+    bounded = {row["policy"]: row for row in json.loads(out_1)["results"]}
+    assert code == code_1 == 0
+    assert bounded["conservative"]["mean_wait_s"] > unbounded["mean_wait_s"] > 0
 
 
 def test_cli_lists_match_the_library():

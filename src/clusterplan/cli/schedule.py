@@ -35,6 +35,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--priority", action="append", default=[], metavar="KEY=VALUE",
                         help="fair-share option: age, fairshare, job_size, partition, qos (weights), max_age, "
                              "half_life, calc_period, favor_small, share:USER, partition:NAME, qos:NAME")
+    parser.add_argument("--depth", type=int, metavar="N",
+                        help="conservative backfilling: reservations for the first N queued jobs only, as Slurm's "
+                             "bf_max_job_test (default 2000, which no shipped trace reaches)")
     parser.add_argument("--bins", type=int, default=24, help="time bins of the utilization timeline (default 24)")
     add_output_options(parser, ("table", "json"))
     parser.set_defaults(run=run)
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     with scenario.located(), progress(args, "simulating") as shown:
         result = schedule(scenario.spec, trace=args.trace, policies=policies, trace_format=args.trace_format,
                           skip_bad=args.skip_bad, priority=priority, num_gpus=args.gpus, num_nodes=args.nodes,
-                          topology_aware=args.topology_aware, num_bins=args.bins, on_policy=shown.say)
+                          topology_aware=args.topology_aware, depth=args.depth, num_bins=args.bins,
+                          on_policy=shown.say)
     document = schedule_document(result)
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)

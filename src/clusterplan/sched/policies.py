@@ -137,11 +137,12 @@ class Conservative:
     def _compress(self, now: float) -> None:
         """Move each queued reservation, in order, to its earliest slot (never later than it was)."""
         profile, plan, demand, estimate = self.profile, self.plan, self.jobs.demand, self.jobs.estimate
-        room = profile.room(now)
+        room = None                                       # read when first needed, again after each move
         for job in self.queue:
             start, nodes, per_node = plan[job]
             if start <= now:
                 continue
+            room = room or profile.room(now)
             step = room.step_before(start)
             if step < 0 or room.reach[step] < demand[job]:
                 continue                                  # fits nowhere earlier, even for an instant
@@ -156,7 +157,7 @@ class Conservative:
             self._take(job, slot)
             moved, placed, _ = plan[job]
             assert moved <= start, "compression never delays a reservation"
-            room = profile.room(now)
+            room = None
         profile.compact()
 
     def wakeup(self) -> float:

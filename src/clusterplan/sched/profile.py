@@ -22,17 +22,40 @@ from clusterplan.sched.machine import choose_nodes
 
 
 class Profile:
+    """The steps live in buffers with spare rows at both ends: dropping past steps moves an offset, and a split
+    shifts the later rows by one in place (no new arrays), so a change costs O(steps after it), not O(steps)."""
+
     def __init__(self, num_nodes: int, size: int, nodes_per_leaf: int = 0):
         self.size, self.leaf = size, nodes_per_leaf
-        self.times = np.array([-np.inf])
-        self.free = np.full((1, num_nodes), size, dtype=np.int64)
+        self._times = np.full(16, np.inf)
+        self._free = np.full((16, num_nodes), size, dtype=np.int64)
+        self._times[0] = -np.inf
+        self._first, self._end = 0, 1      # the live steps are rows [_first, _end) of the buffers
+
+    @property
+    def times(self) -> np.ndarray:
+        return self._times[self._first:self._end]
+
+    @property
+    def free(self) -> np.ndarray:
+        return self._free[self._first:self._end]
+
+    def _replace(self, times: np.ndarray, free: np.ndarray) -> None:
+        """Make ``times``/``free`` the live steps (copied into the buffers, grown if needed)."""
+        steps = times.size
+        if steps + 1 > self._times.size or self._times.size > max(64, 8 * steps):
+            capacity = max(16, 2 * (steps + 1))
+            self._times = np.full(capacity, np.inf)
+            self._free = np.empty((capacity, free.shape[1]), dtype=np.int64)
+        self._times[:steps] = times
+        self._free[:steps] = free
+        self._first, self._end = 0, steps
 
     def advance(self, now: float) -> None:
         """Forget the steps that ended by ``now``."""
         times = self.times
         if times.size > 1 and times[1] <= now:
-            first = int(np.searchsorted(times, now, side="right")) - 1
-            self.times, self.free = times[first:], self.free[first:]
+            self._first += int(np.searchsorted(times, now, side="right")) - 1
 
     def room(self, now: float) -> "Room":
         """The tests of ``Room`` on the profile as it is now (valid until it next changes)."""
@@ -61,14 +84,22 @@ class Profile:
             keep = np.ones(free.shape[0], dtype=bool)
             keep[1:] = (free[1:] != free[:-1]).any(axis=1)
             if not keep.all():
-                self.times, self.free = self.times[keep], free[keep]
+                self._replace(self.times[keep], free[keep])
 
     def _split(self, time: float) -> int:
-        index = int(np.searchsorted(self.times, time))
-        if index < self.times.size and self.times[index] == time:
+        """The index (among the live steps) of the step that begins at ``time``, made if there is none."""
+        times = self.times
+        index = int(np.searchsorted(times, time))
+        if index < times.size and times[index] == time:
             return index
-        self.times = np.insert(self.times, index, time)
-        self.free = np.insert(self.free, index, self.free[index - 1], axis=0)
+        if self._end == self._times.size:   # no spare row at the end: copy the live steps to the buffers' start
+            self._replace(times.copy(), self.free.copy())
+        at, end = self._first + index, self._end
+        self._times[at + 1:end + 1] = self._times[at:end]
+        self._free[at + 1:end + 1] = self._free[at:end]   # overlapping: numpy copies through a buffer
+        self._times[at] = time
+        self._free[at] = self._free[at - 1]
+        self._end = end + 1
         return index
 
     def add(self, start: float, end: float, nodes: np.ndarray, per_node: int, sign: int = 1) -> None:

@@ -21,13 +21,17 @@ class Outcome:
 
 
 def replay(trace: Trace, cluster: Cluster, policies: Sequence[str], *, priority: Multifactor | None = None,
-           num_bins: int = 24, on_policy: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Each policy on the same trace and cluster; ``on_policy(name)`` is told before each (for progress)."""
+           depth: int | None = None, num_bins: int = 24,
+           on_policy: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Each policy on the same trace and cluster; ``on_policy(name)`` is told before each (for progress).
+    ``depth``: conservative backfilling's reservation depth (default ``easy.BACKFILL_DEPTH``)."""
     outcomes = []
     for policy in policies:
         if on_policy is not None:
             on_policy(policy)
         options = {"priority": priority} if policy == "fairshare" and priority is not None else {}
+        if policy == "conservative" and depth is not None:
+            options = {"depth": depth}
         schedule = simulate(trace, cluster, policy, **options)
         outcomes.append(Outcome(metrics=summarize(schedule), timeline=timeline(schedule, num_bins),
                                 users=per_user(schedule)))
