@@ -29,6 +29,7 @@ class Workload:
     cp: int = 0
     mbs: int = 0                     # micro-batch size, sequences
     virtual_stages: int = 0          # interleaved pipeline stages per GPU (1 = plain 1F1B)
+    ep: int = 0                      # expert-parallel size of a mixture-of-experts model (0 = searched)
     recompute: str = ""              # none | selective | full | block (the fewest layers that fit)
     zero: int = -1                   # 0..3 (3 = FSDP full sharding); -1 = search
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
@@ -42,7 +43,7 @@ class Workload:
 
     def __post_init__(self) -> None:
         non_negative(self.tokens, "tokens")
-        for name in ("gpus", "seq_len", "global_batch", "tp", "pp", "dp", "cp", "mbs", "virtual_stages"):
+        for name in ("gpus", "seq_len", "global_batch", "tp", "pp", "dp", "cp", "mbs", "virtual_stages", "ep"):
             non_negative(getattr(self, name), name)
         check(not (self.model and self.model_config), "model_config", "give model or model_config, not both")
         check(self.recompute in ("", *RECOMPUTE), "recompute",

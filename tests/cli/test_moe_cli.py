@@ -48,3 +48,25 @@ def test_the_report_shows_the_expert_parallel_layout(capsys, tmp_path):
 def test_the_size_tables_add_ep_after_the_degrees():
     assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1, "ep": 2}) == "2.2.32.1.ep2"
     assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1}) == "2.2.32.1"
+
+
+def test_train_ep_holds_expert_parallelism_fixed(capsys):
+    """--ep holds the expert-parallel size like --tp holds tp; the scenario key does the same."""
+    code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", "--ep", "2", "--format", "json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["layout"]["ep"] == 2
+    code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--set", "workload.ep=4", "--format", "json")
+    assert code == 0 and json.loads(out)["layout"]["ep"] == 4
+
+
+def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
+    """An ep that the experts, the data-parallel ranks or a dense model cannot take is one line, exit 2."""
+    cases = ((("--ep", "3"), "--ep: ep = 3 does not divide the model's 8 experts"),
+             (("--ep", "-1"), "--ep: must be >= 0"),
+             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64"), "--ep: ep = 8 does not divide the data-parallel"),
+             (("--set", "workload.ep=3"), "workload.ep: ep = 3 does not divide"))
+    for argv, message in cases:
+        code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", *argv)
+        assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, (argv, err)
+    code, out, err = run(capsys, "train", "--model", "llama2-13b", "--ep", "2")
+    assert code == 2 and "--ep: ep = 2 needs a mixture-of-experts model; llama2-13b is dense" in err

@@ -24,6 +24,7 @@ FLAGS = {
     "pp": (int, "pipeline-parallel degree (default: searched)"),
     "dp": (int, "data-parallel degree (default: what tp x pp x cp leave)"),
     "cp": (int, "context-parallel degree (default: searched)"),
+    "ep": (int, "expert-parallel degree of a mixture-of-experts model (default: searched)"),
     "mbs": (int, "micro-batch size in sequences (default: searched)"),
     "global_batch": (int, "sequences per step (default: searched from about 4M tokens, docs/training.md)"),
     "seq_len": (int, "sequence length in tokens (default: the model's context length)"),
