@@ -49,14 +49,14 @@ def rows() -> list[dict]:
 
 def main() -> None:
     table = rows()
-    print(f"{'model':14s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
+    print(f"{'model':16s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
           f"{'predicted':>9s} {'error':>7s}  (tokens/s per GPU)")
     errors = []
     for row in table:
         best = row["prediction"]
         dp = row["num_gpus"] // (row["tp"] * row["pp"] * row["cp"])
         shape = f"{row['tp']}.{row['pp']}.{dp}.{row['cp']}.{row['ep']}"
-        head = (f"{row['model']:14s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
+        head = (f"{row['model']:16s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
                 f"{row['published']:9,.0f}")
         if best is None:
             print(f"{head} {'no fit':>9s}  ({'; '.join(row['rejected'])})")

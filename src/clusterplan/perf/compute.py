@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterplan.perf.experts import LAYER_KERNELS, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, where
@@ -18,7 +19,7 @@ from clusterplan.perf.stage import Stage
 from clusterplan.schema import FROZEN
 
 BF16 = 2
-KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
+KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), LAYER_KERNELS per layer
 ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
 # Fused attention kernels: (forward, backward) slowdown against the GPU's kernel rate. "flash" runs at the GPU's
 # best (attention_efficiency), "flash2" at FlashAttention-2's (flash2_efficiency); "flash1", the first
@@ -44,6 +45,8 @@ class Compute:
     forward_s: object           # every layer's forward and a third of the logits
     backward_s: object          # every layer's backward, the recomputation, two thirds of the logits
     recompute_s: object         # the part of backward_s that recomputes forward passes
+    launch_s: object = 0.0      # host time to launch a MoE model's routed-expert kernels (experts.py)
+    launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync)
 
 
 def memory_bandwidth_Bps(hw: Hardware) -> float:
@@ -56,7 +59,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     h, V, T, ftp = model.hidden, model.vocab, stage.tokens, stage.tp
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options)
-    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm)
+    routed = routed_experts(model, options.precision, T, ftp, stage.ep, stage.layers, redo, gemm)
+    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
     t_attn_f, t_attn_b, softmax_bytes = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
@@ -67,7 +71,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     routing = 2 * BF16 * h * (1 + model.experts_per_token) * model.moe_layers / model.layers
     elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp + routing / ftp) + softmax_bytes
     t_elem_f = elementwise_bytes / mem_bw
-    kernels_f = 16 * KERNEL_S
+    kernels_f = (16 + routed.layer_kernels) * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
     t_layer_b = 2 * t_gemm + t_attn_b + 2 * t_elem_f + 2 * kernels_f
     t_recompute = stage.layers * (redo * t_layer_f
@@ -75,7 +79,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     # logits on the last stage: GEMM, and the FP32 cross-entropy passes
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
-                   backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute)
+                   backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
+                   launch_s=routed.launch_s, launch_wait_s=routed.wait_s)
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):
@@ -91,7 +96,8 @@ def _attention_gemms(model: Transformer, T, ftp, gemm):
 
 
 def _mlp_gemms(model: Transformer, T, ftp, gemm):
-    """One layer's MLP, averaged over dense and MoE layers: each active expert, the shared ones, the router."""
+    """One layer's MLP, averaged over dense and MoE layers: the dense MLPs, a MoE layer's shared experts and
+    router (its routed experts: experts.py)."""
     h, up = model.hidden, 2 if model.gated else 1
 
     def mlp(width):
@@ -100,8 +106,7 @@ def _mlp_gemms(model: Transformer, T, ftp, gemm):
     dense = mlp(model.dense_width)
     if not model.moe_layers:
         return dense
-    moe = (model.experts_per_token * mlp(model.ffn_hidden) + mlp(model.shared_ffn_hidden)
-           + gemm(T, h, model.experts))
+    moe = mlp(model.shared_ffn_hidden) + gemm(T, h, model.experts)
     return (model.moe_layers * moe + (model.layers - model.moe_layers) * dense) / model.layers
 
 

@@ -7,7 +7,8 @@ from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints, Layout, layouts
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.presets import preset
-from clusterplan.perf.step import HOST_PASS_S, evaluate
+from clusterplan.perf.experts import HOST_PASS_S
+from clusterplan.perf.step import evaluate
 
 
 def test_pipeline_bubble_is_pp_minus_one_over_micro_batches(hw):
