@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterplan.perf.experts import LAYER_KERNELS, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, LAYER_KERNELS, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, where
@@ -35,6 +35,12 @@ FP8_EFFICIENCY = 0.93
 # fused cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound
 FP8_CAST_BYTES = 4
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
+# Megatron's fused scale-mask-softmax needs micro-batch x heads per GPU divisible by 4 (fused_softmax.py,
+# is_kernel_available); otherwise it runs PyTorch's ops in FP32: cast up (read 2, write 4 bytes a score), scale
+# (4 + 4), mask (4 + 1 + 4), softmax (two reads and a write, 12), cast back (4 + 2): 41 bytes a score forward
+# where the fused kernel moves 4; backward the same chain again, 40 where it moves 6; 4 more kernels each way
+SOFTMAX_FALLBACK_BYTES = (41 - 4, 40 - 6)
+SOFTMAX_FALLBACK_KERNELS = 4
 
 
 @dataclass(**FROZEN, eq=False)
@@ -45,7 +51,8 @@ class Compute:
     forward_s: object           # every layer's forward and a third of the logits
     backward_s: object          # every layer's backward, the recomputation, two thirds of the logits
     recompute_s: object         # the part of backward_s that recomputes forward passes
-    launch_s: object = 0.0      # host time to launch a MoE model's routed-expert kernels (experts.py)
+    launch_s: object = 0.0      # host time to launch kernels beyond a dense layer's own: a MoE model's routed
+                                # experts (experts.py), the unfused softmax's PyTorch fallback
     launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync)
 
 
@@ -61,7 +68,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     gemm = _roofline(hw, options)
     routed = routed_experts(model, options.precision, T, ftp, stage.ep, stage.layers, redo, gemm)
     t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
-    t_attn_f, t_attn_b, softmax_bytes = _attention(model, hw, options, stage, gemm)
+    t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
     ffn = model.active_ffn
@@ -80,7 +87,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s, launch_wait_s=routed.wait_s)
+                   launch_s=routed.launch_s + stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo),
+                   launch_wait_s=routed.wait_s)
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):
@@ -129,7 +137,8 @@ def _roofline(hw: Hardware, options: Options):
 
 
 def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage, gemm) -> tuple:
-    """(forward s, backward s, softmax bytes) of one layer's attention (sliding layers: their window only)."""
+    """(forward s, backward s, softmax bytes, softmax fallback) of one layer's attention (sliding layers: their
+    window only); the fallback is 1 where the unfused softmax runs PyTorch's ops instead of Megatron's kernel."""
     s, ftp = options.seq_len, stage.tp
     keys = model.attended(s)                                        # keys per query, averaged over layers
     attn_flops = stage.tokens * model.attention_flops_per_token(s) / ftp     # scores and values, full s x s
@@ -138,9 +147,12 @@ def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage,
         slower_f, slower_b = FUSED[options.attention]
         causal = 0.5 * attn_flops / (hw.peak_flops * efficiency)     # half the s x s scores, at the kernel's rate
         # the backward recomputes the scores: 5 GEMMs
-        return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0
+        return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0, 0.0
     # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
     per_head = (gemm(stage.tokens, model.attention_head_dim, keys)
                 + gemm(stage.tokens, model.value_head_dim, keys)) * (model.heads / ftp)
-    softmax_bytes = 9 * model.heads * keys / ftp * stage.tokens    # scale-mask-softmax 4, dropout 5 bytes/score
-    return per_head, 2 * per_head, softmax_bytes
+    scores = model.heads * keys / ftp * stage.tokens
+    softmax_bytes = 9 * scores                                     # scale-mask-softmax 4, dropout 5 bytes/score
+    fallback = 1.0 * ((stage.micro_batch * model.heads / ftp) % 4 != 0)
+    extra_f, extra_b = (fallback * extra * scores / memory_bandwidth_Bps(hw) for extra in SOFTMAX_FALLBACK_BYTES)
+    return per_head + extra_f, 2 * per_head + extra_b, softmax_bytes, fallback

@@ -21,6 +21,7 @@ class Stage:
     sequence_parallel: object   # Megatron sequence parallelism in effect (asked for, and tp > 1)
     micro_batches: object       # per step and pipeline
     tokens: object              # tokens of one micro-batch on one GPU (its context-parallel share)
+    micro_batch: object         # sequences of one micro-batch
     layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
     params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard)
     dp_local: object            # data-parallel ranks inside one node
@@ -47,7 +48,7 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     layer = model.layer_params - routed * (1 - 1 / as_float(ep))
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
                  micro_batches=options.global_batch / (as_float(dp) * mbs),
-                 tokens=as_float(mbs) * options.seq_len / cp, layers=layers,
+                 tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
                  params=layers * layer / ftp + ends / ftp, dp_local=dp_local, shard=shard,
                  ep=as_float(ep), ep_local=clip(gpus_per_node // (tp * cp), 1, ep),
                  expert_params=where(ep > 1, layers * routed / (ftp * ep), 0.0),
