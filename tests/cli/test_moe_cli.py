@@ -21,11 +21,12 @@ def test_train_searches_expert_parallel_layouts_for_mixtral(capsys):
     assert code == 0 and err == ""
     doc = json.loads(out)
     lay = doc["layout"]
-    assert lay["ep"] > 1 and lay["dp"] % lay["ep"] == 0 and 8 % lay["ep"] == 0
+    assert lay["ep"] > 1 and (lay["tp"] * lay["dp"]) % (lay["ep"] * lay["etp"]) == 0 and 8 % lay["ep"] == 0
     assert doc["step_breakdown_s"]["ep_comm"] > 0
     assert list(lay)[:5] == ["tp", "pp", "dp", "cp", "ep"]
     code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--search", "--top", "5")
-    assert code == 0 and f"x cp {lay['cp']} (ep {lay['ep']})" in out
+    whole = f", etp {lay['etp']}" if lay["etp"] != lay["tp"] else ""
+    assert code == 0 and f"x cp {lay['cp']} (ep {lay['ep']}{whole})" in out
     assert "ep_comm" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
 
 
@@ -70,3 +71,20 @@ def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
         assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, (argv, err)
     code, out, err = run(capsys, "train", "--model", "llama2-13b", "--ep", "2")
     assert code == 2 and "--ep: ep = 2 needs a mixture-of-experts model; llama2-13b is dense" in err
+
+
+def test_train_etp_1_folds_expert_parallelism_over_the_tensor_parallel_ranks(capsys):
+    """--etp 1 (whole experts) lets ep span tp x dp, as Megatron's parallel folding; terminal and JSON name it."""
+    argv = ("train", "--model", "qwen3-30b-a3b", "--set", "cluster.num_nodes=2", "--tp", "2", "--ep", "16")
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "--ep: ep = 16 does not divide the data-parallel ranks" in err
+    code, out, err = run(capsys, *argv, "--etp", "1", "--format", "json")
+    assert code == 0 and err == ""
+    lay = json.loads(out)["layout"]
+    assert (lay["tp"], lay["dp"], lay["ep"], lay["etp"]) == (2, 8, 16, 1)
+    code, out, _ = run(capsys, *argv, "--etp", "1")
+    assert code == 0 and "x cp 1 (ep 16, etp 1)" in out
+    for bad, message in ((("--etp", "1", "--tp", "1"), "--etp: etp = 1 (whole experts) needs tp > 1"),
+                         (("--set", "workload.etp=2"), "workload.etp: must be 0 (tp) or 1 (whole experts)")):
+        code, out, err = run(capsys, "train", "--model", "qwen3-30b-a3b", *bad)
+        assert code == 2 and out == "" and message in err, err

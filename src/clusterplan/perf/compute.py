@@ -66,7 +66,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     h, V, T, ftp = model.hidden, model.vocab, stage.tokens, stage.tp
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options)
-    routed = routed_experts(model, options.precision, T, ftp, stage.ep, stage.layers, redo, gemm)
+    routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
+                            gemm)
     t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
     t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f

@@ -1,12 +1,13 @@
 """A mixture-of-experts layer's routed experts on one GPU: their grouped GEMMs by expert, and their kernel launches.
 
-Expert parallelism leaves E / ep routed experts on each GPU. With the tokens spread evenly over the experts
-(Megatron's force-balanced benchmarks; ``EXPERT_IMBALANCE`` for the busiest expert otherwise), one expert of one
-micro-batch multiplies
+Expert parallelism leaves E / ep routed experts on each GPU, split etp ways (tp, Megatron's default, or whole).
+With the tokens spread evenly over the experts (Megatron's force-balanced benchmarks; ``EXPERT_IMBALANCE`` for
+the busiest expert otherwise), one expert of one micro-batch multiplies
 
-    rows = T x k x ep / E x imbalance        (T the GPU's tokens of the micro-batch, k experts per token)
+    rows = T x etp / tp x k x ep / E x imbalance    (T the tensor-parallel group's tokens of the micro-batch,
+                                                     k experts per token)
 
-through its gate/up and down matrices: E / ep GEMMs of rows x hidden x ffn / tp each, so fine-grained experts
+through its gate/up and down matrices: E / ep GEMMs of rows x hidden x ffn / etp each, so fine-grained experts
 (DeepSeek-V3: hidden 7168, expert FFN 2048, 256 experts, top-8, ep 8: 1,024 rows of a 4,096-token micro-batch)
 run many small GEMMs rather than one large one, and FP8 casts every local expert's weights.
 
@@ -51,15 +52,16 @@ class RoutedExperts:
     wait_s: object           # the part the GPU waits for: the forward (and recomputed) routed blocks
 
 
-def routed_experts(model: Transformer, precision: str, tokens, tp, ep, layers, redo, gemm) -> RoutedExperts:
-    """The routed experts of ``layers`` layers of the busiest stage for ``tokens`` tokens per GPU; ``gemm`` is the
-    roofline (rows, inner, cols) -> seconds; ``redo`` the recomputed share of layers."""
+def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, layers, redo, gemm) -> RoutedExperts:
+    """The routed experts of ``layers`` layers of the busiest stage for ``tokens`` tokens of a tensor-parallel
+    group, split ``etp`` ways; ``gemm`` is the roofline (rows, inner, cols) -> seconds; ``redo`` the recomputed
+    share of layers."""
     if not model.moe_layers:
         return RoutedExperts(layer_gemm_s=0.0, layer_kernels=0.0, launch_s=0.0, wait_s=0.0)
     share = model.moe_layers / model.layers                  # MoE layers among the layers, on average
     local = model.experts / as_float(ep)
-    rows = tokens * model.experts_per_token / local * EXPERT_IMBALANCE
-    h, f, up = model.hidden, model.ffn_hidden / tp, 2 if model.gated else 1
+    rows = tokens * etp / tp * model.experts_per_token / local * EXPERT_IMBALANCE
+    h, f, up = model.hidden, model.ffn_hidden / etp, 2 if model.gated else 1
     per_expert = gemm(rows, h, up * f) + gemm(rows, f, h)
     forward, backward = EXPERT_KERNELS[precision]
     kernels_f = ROUTED_BLOCK_KERNELS + local * forward
