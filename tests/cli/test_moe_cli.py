@@ -88,3 +88,12 @@ def test_train_etp_1_folds_expert_parallelism_over_the_tensor_parallel_ranks(cap
                          (("--set", "workload.etp=2"), "workload.etp: must be 0 (tp) or 1 (whole experts)")):
         code, out, err = run(capsys, "train", "--model", "qwen3-30b-a3b", *bad)
         assert code == 2 and out == "" and message in err, err
+
+
+def test_a_moe_prediction_stays_out_of_the_evidence_domain(capsys):
+    """Six published MoE runs (benchmarks/validate_moe.py, median |error| 25 %) support no band: a MoE prediction
+    says so in one line and carries the widest band."""
+    code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--format", "json")
+    assert code == 0
+    evidence = json.loads(out)["evidence"]
+    assert "mixture-of-experts (too few validated MoE runs for a band)" in json.dumps(evidence)
