@@ -64,7 +64,8 @@ def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
     """An ep that the experts, the data-parallel ranks or a dense model cannot take is one line, exit 2."""
     cases = ((("--ep", "3"), "--ep: ep = 3 does not divide the model's 8 experts"),
              (("--ep", "-1"), "--ep: must be >= 0"),
-             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64"), "--ep: ep = 8 does not divide the data-parallel"),
+             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64"),
+              "--ep: ep = 8 does not divide the data-parallel"),
              (("--set", "workload.ep=3"), "workload.ep: ep = 3 does not divide"))
     for argv, message in cases:
         code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", *argv)

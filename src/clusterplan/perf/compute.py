@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterplan.perf.experts import LAUNCH_S, LAYER_KERNELS, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, where
@@ -19,7 +19,7 @@ from clusterplan.perf.stage import Stage
 from clusterplan.schema import FROZEN
 
 BF16 = 2
-KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), LAYER_KERNELS per layer
+KERNEL_S = 2e-6            # ASSUMPTION: fixed cost per kernel (launch gap and tail), about 40 per layer
 ATTENTION_BWD = 0.8        # fused attention backward runs at 0.8 of its forward FLOP rate (FlashAttention-2/3 papers)
 # Fused attention kernels: (forward, backward) slowdown against the GPU's kernel rate. "flash" runs at the GPU's
 # best (attention_efficiency), "flash2" at FlashAttention-2's (flash2_efficiency); "flash1", the first
@@ -86,10 +86,10 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
                                   + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
     # logits on the last stage: GEMM, and the FP32 cross-entropy passes
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
+    fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s + stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo),
-                   launch_wait_s=routed.wait_s)
+                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):

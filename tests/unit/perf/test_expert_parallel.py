@@ -21,7 +21,8 @@ OPTIONS = Options(seq_len=4096, global_batch=256)
 def test_ep_is_a_whole_number_that_divides_dp():
     with pytest.raises(ConfigError, match=r"ep\(0\)"):
         Layout(dp=8, ep=0)
-    with pytest.raises(ConfigError, match=r"dp \(tp x dp with whole experts\) not divisible by ep: dp\(4\), ep\(8\), etp\(0\)"):
+    with pytest.raises(ConfigError, match=r"dp \(tp x dp with whole experts\) not divisible by ep: dp\(4\), "
+                                          r"ep\(8\), etp\(0\)"):
         Layout(dp=4, ep=8)
     with pytest.raises(ConfigError, match="ZeRO-3 with expert parallelism"):
         Layout(dp=8, ep=8, zero=3)
