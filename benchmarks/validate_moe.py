@@ -2,7 +2,8 @@
 
 Each row of benchmarks/data/validation/moe_training_throughput.csv is a published pre-training run (its
 source and date beside it) with its layout: tp, pp, cp, virtual stages, ep, micro-batch and global batch
-are held; the search picks the recomputation and ZeRO stage that fit. The model is the preset read from the
+are held; the search picks the recomputation, the ZeRO stage and the experts' tensor-parallel size (etp: tp, or
+1 with the expert-parallel group folded over tp x dp) that fit. The model is the preset read from the
 model's Hugging Face config.json; the cluster is its GPU in 8-GPU nodes on 400G InfiniBand, one NIC per GPU.
 Nothing is fitted to these rows.
 
@@ -49,14 +50,14 @@ def rows() -> list[dict]:
 
 def main() -> None:
     table = rows()
-    print(f"{'model':14s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
+    print(f"{'model':16s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
           f"{'predicted':>9s} {'error':>7s}  (tokens/s per GPU)")
     errors = []
     for row in table:
         best = row["prediction"]
         dp = row["num_gpus"] // (row["tp"] * row["pp"] * row["cp"])
         shape = f"{row['tp']}.{row['pp']}.{dp}.{row['cp']}.{row['ep']}"
-        head = (f"{row['model']:14s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
+        head = (f"{row['model']:16s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
                 f"{row['published']:9,.0f}")
         if best is None:
             print(f"{head} {'no fit':>9s}  ({'; '.join(row['rejected'])})")
@@ -65,7 +66,7 @@ def main() -> None:
         errors.append(error)
         share = best.step.ep_comm / best.step.total
         print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {share:.1%} of the step, "
-              f"recompute {best.layout.recompute}, ZeRO {best.layout.zero}")
+              f"recompute {best.layout.recompute}, ZeRO {best.layout.zero}, etp {best.layout.etp or best.layout.tp}")
     if errors:
         ordered = sorted(abs(error) for error in errors)
         print(f"{len(errors)} of {len(table)} runs predicted; median |error| {ordered[len(ordered) // 2]:.1%}, "

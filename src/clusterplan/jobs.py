@@ -29,6 +29,8 @@ class Workload:
     cp: int = 0
     mbs: int = 0                     # micro-batch size, sequences
     virtual_stages: int = 0          # interleaved pipeline stages per GPU (1 = plain 1F1B)
+    ep: int = 0                      # expert-parallel size of a mixture-of-experts model (0 = searched)
+    etp: int = -1                    # its experts' tensor-parallel size: 0 = tp, 1 = whole experts; -1 = search
     recompute: str = ""              # none | selective | full | block (the fewest layers that fit)
     zero: int = -1                   # 0..3 (3 = FSDP full sharding); -1 = search
     sharding: str = "full"           # ZeRO/FSDP across all data-parallel ranks, or "hybrid" (within a node)
@@ -42,12 +44,13 @@ class Workload:
 
     def __post_init__(self) -> None:
         non_negative(self.tokens, "tokens")
-        for name in ("gpus", "seq_len", "global_batch", "tp", "pp", "dp", "cp", "mbs", "virtual_stages"):
+        for name in ("gpus", "seq_len", "global_batch", "tp", "pp", "dp", "cp", "mbs", "virtual_stages", "ep"):
             non_negative(getattr(self, name), name)
         check(not (self.model and self.model_config), "model_config", "give model or model_config, not both")
         check(self.recompute in ("", *RECOMPUTE), "recompute",
               f"must be none, selective, full or block, got {self.recompute!r}")
         check(-1 <= self.zero <= 3, "zero", f"must be 0, 1, 2 or 3, got {self.zero}")
+        check(-1 <= self.etp <= 1, "etp", f"must be 0 (tp) or 1 (whole experts), got {self.etp}")
         check(self.sharding in SHARDING, "sharding", f"must be 'full' or 'hybrid', got {self.sharding!r}")
         check(self.precision in PRECISIONS, "precision", f"must be 'bf16' or 'fp8', got {self.precision!r}")
         check(self.attention in ATTENTION, "attention",

@@ -21,11 +21,12 @@ def test_train_searches_expert_parallel_layouts_for_mixtral(capsys):
     assert code == 0 and err == ""
     doc = json.loads(out)
     lay = doc["layout"]
-    assert lay["ep"] > 1 and lay["dp"] % lay["ep"] == 0 and 8 % lay["ep"] == 0
+    assert lay["ep"] > 1 and (lay["tp"] * lay["dp"]) % (lay["ep"] * lay["etp"]) == 0 and 8 % lay["ep"] == 0
     assert doc["step_breakdown_s"]["ep_comm"] > 0
     assert list(lay)[:5] == ["tp", "pp", "dp", "cp", "ep"]
     code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--search", "--top", "5")
-    assert code == 0 and f"x cp {lay['cp']} (ep {lay['ep']})" in out
+    whole = f", etp {lay['etp']}" if lay["etp"] != lay["tp"] else ""
+    assert code == 0 and f"x cp {lay['cp']} (ep {lay['ep']}{whole})" in out
     assert "ep_comm" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
 
 
@@ -48,3 +49,52 @@ def test_the_report_shows_the_expert_parallel_layout(capsys, tmp_path):
 def test_the_size_tables_add_ep_after_the_degrees():
     assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1, "ep": 2}) == "2.2.32.1.ep2"
     assert _layout({"tp": 2, "pp": 2, "dp": 32, "cp": 1}) == "2.2.32.1"
+
+
+def test_train_ep_holds_expert_parallelism_fixed(capsys):
+    """--ep holds the expert-parallel size like --tp holds tp; the scenario key does the same."""
+    code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", "--ep", "2", "--format", "json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["layout"]["ep"] == 2
+    code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--set", "workload.ep=4", "--format", "json")
+    assert code == 0 and json.loads(out)["layout"]["ep"] == 4
+
+
+def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
+    """An ep that the experts, the data-parallel ranks or a dense model cannot take is one line, exit 2."""
+    cases = ((("--ep", "3"), "--ep: ep = 3 does not divide the model's 8 experts"),
+             (("--ep", "-1"), "--ep: must be >= 0"),
+             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64"),
+              "--ep: ep = 8 does not divide the data-parallel"),
+             (("--set", "workload.ep=3"), "workload.ep: ep = 3 does not divide"))
+    for argv, message in cases:
+        code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", *argv)
+        assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, (argv, err)
+    code, out, err = run(capsys, "train", "--model", "llama2-13b", "--ep", "2")
+    assert code == 2 and "--ep: ep = 2 needs a mixture-of-experts model; llama2-13b is dense" in err
+
+
+def test_train_etp_1_folds_expert_parallelism_over_the_tensor_parallel_ranks(capsys):
+    """--etp 1 (whole experts) lets ep span tp x dp, as Megatron's parallel folding; terminal and JSON name it."""
+    argv = ("train", "--model", "qwen3-30b-a3b", "--set", "cluster.num_nodes=2", "--tp", "2", "--ep", "16")
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "--ep: ep = 16 does not divide the data-parallel ranks" in err
+    code, out, err = run(capsys, *argv, "--etp", "1", "--format", "json")
+    assert code == 0 and err == ""
+    lay = json.loads(out)["layout"]
+    assert (lay["tp"], lay["dp"], lay["ep"], lay["etp"]) == (2, 8, 16, 1)
+    code, out, _ = run(capsys, *argv, "--etp", "1")
+    assert code == 0 and "x cp 1 (ep 16, etp 1)" in out
+    for bad, message in ((("--etp", "1", "--tp", "1"), "--etp: etp = 1 (whole experts) needs tp > 1"),
+                         (("--set", "workload.etp=2"), "workload.etp: must be 0 (tp) or 1 (whole experts)")):
+        code, out, err = run(capsys, "train", "--model", "qwen3-30b-a3b", *bad)
+        assert code == 2 and out == "" and message in err, err
+
+
+def test_a_moe_prediction_stays_out_of_the_evidence_domain(capsys):
+    """Six published MoE runs (benchmarks/validate_moe.py, median |error| 25 %) support no band: a MoE prediction
+    says so in one line and carries the widest band."""
+    code, out, _ = run(capsys, "train", "--model", "mixtral-8x7b", "--format", "json")
+    assert code == 0
+    evidence = json.loads(out)["evidence"]
+    assert "mixture-of-experts (too few validated MoE runs for a band)" in json.dumps(evidence)

@@ -24,6 +24,9 @@ FLAGS = {
     "pp": (int, "pipeline-parallel degree (default: searched)"),
     "dp": (int, "data-parallel degree (default: what tp x pp x cp leave)"),
     "cp": (int, "context-parallel degree (default: searched)"),
+    "ep": (int, "expert-parallel degree of a mixture-of-experts model (default: searched)"),
+    "etp": (int, "its experts' tensor-parallel size: 0 = tp, 1 = whole experts, ep folded over tp x dp "
+                 "(default: searched)"),
     "mbs": (int, "micro-batch size in sequences (default: searched)"),
     "global_batch": (int, "sequences per step (default: searched from about 4M tokens, docs/training.md)"),
     "seq_len": (int, "sequence length in tokens (default: the model's context length)"),
@@ -51,7 +54,7 @@ def add_parser(commands) -> None:
     for flag, (kind, text) in FLAGS.items():
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text,
                             choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
-                                     "zero": (0, 1, 2, 3)}.get(flag))
+                                     "zero": (0, 1, 2, 3), "etp": (0, 1)}.get(flag))
     parser.add_argument("--calibration", metavar="FILE",
                         help="clusterplan bench gemm --gpu ID --format json output: use its measured GEMM efficiency")
     parser.add_argument("--search", action="store_true", help="show the top layouts and what was rejected")

@@ -84,7 +84,10 @@ def _tensor_parallel(model: Transformer, system: System, options: Options, stage
                  lambda: (collective_s(system, "reduce_scatter", act_bytes, tp, local)
                           + collective_s(system, "all_gather", act_bytes, tp, local)),
                  lambda: collective_s(system, "all_reduce", act_bytes, tp, local))
-    t_tp = stage.layers * (4 + 2 * redo) * one
+    # a layer's two TP collectives a pass (attention's, the MLP's); whole experts (etp 1) take their tokens
+    # straight from the sequence-parallel shard, and a MoE layer's MLP has none
+    whole_experts = (stage.expert_tp < tp) * model.moe_layers / model.layers
+    t_tp = stage.layers * (4 + 2 * redo) * one * (1 - whole_experts / 2)
     # with overlap (Transformer Engine's userbuffers), each TP collective runs beside the GEMM it feeds
     t_tp_gemm = stage.layers * compute.layer_gemm_s * (3 + redo)
     hidden = minimum(t_tp, t_tp_gemm) if options.tp_overlap else 0.0
@@ -131,9 +134,11 @@ def _data_parallel(system: System, options: Options, stage: Stage, layout) -> tu
     dp, zero, local = layout.dp, layout.zero, stage.dp_local
     grad_bytes = (stage.params - stage.expert_params) * GRAD_BYTES
     weight_bytes = stage.params * BF16
-    # expert-parallel experts reduce over the expert-data-parallel ranks only (dp / ep; none for a dense model)
-    expert_dp = where(stage.expert_params > 0, dp // layout.ep, 1)
-    expert_local = maximum(local // layout.ep, 1)
+    # expert-parallel experts reduce over the expert-data-parallel ranks only (tp x dp / (ep x etp): dp / ep with
+    # tensor-parallel experts; none for a dense model)
+    folding = layout.tp // stage.expert_tp
+    expert_dp = where(stage.expert_params > 0, dp * folding // layout.ep, 1)
+    expert_local = maximum(local * folding // layout.ep, 1)
     expert_grad_bytes, expert_weight_bytes = stage.expert_params * GRAD_BYTES, stage.expert_params * BF16
     dense = _buckets(options, stage.params - stage.expert_params, dp)
     experts = _buckets(options, stage.expert_params, expert_dp)

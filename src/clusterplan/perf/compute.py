@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterplan.perf.experts import LAUNCH_S, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, where
@@ -34,6 +35,12 @@ FP8_EFFICIENCY = 0.93
 # fused cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound
 FP8_CAST_BYTES = 4
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
+# Megatron's fused scale-mask-softmax needs micro-batch x heads per GPU divisible by 4 (fused_softmax.py,
+# is_kernel_available); otherwise it runs PyTorch's ops in FP32: cast up (read 2, write 4 bytes a score), scale
+# (4 + 4), mask (4 + 1 + 4), softmax (two reads and a write, 12), cast back (4 + 2): 41 bytes a score forward
+# where the fused kernel moves 4; backward the same chain again, 40 where it moves 6; 4 more kernels each way
+SOFTMAX_FALLBACK_BYTES = (41 - 4, 40 - 6)
+SOFTMAX_FALLBACK_KERNELS = 4
 
 
 @dataclass(**FROZEN, eq=False)
@@ -44,6 +51,9 @@ class Compute:
     forward_s: object           # every layer's forward and a third of the logits
     backward_s: object          # every layer's backward, the recomputation, two thirds of the logits
     recompute_s: object         # the part of backward_s that recomputes forward passes
+    launch_s: object = 0.0      # host time to launch kernels beyond a dense layer's own: a MoE model's routed
+                                # experts (experts.py), the unfused softmax's PyTorch fallback
+    launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync)
 
 
 def memory_bandwidth_Bps(hw: Hardware) -> float:
@@ -56,8 +66,10 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     h, V, T, ftp = model.hidden, model.vocab, stage.tokens, stage.tp
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options)
-    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm)
-    t_attn_f, t_attn_b, softmax_bytes = _attention(model, hw, options, stage, gemm)
+    routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
+                            gemm)
+    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
+    t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
     ffn = model.active_ffn
@@ -67,15 +79,17 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     routing = 2 * BF16 * h * (1 + model.experts_per_token) * model.moe_layers / model.layers
     elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp + routing / ftp) + softmax_bytes
     t_elem_f = elementwise_bytes / mem_bw
-    kernels_f = 16 * KERNEL_S
+    kernels_f = (16 + routed.layer_kernels) * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
     t_layer_b = 2 * t_gemm + t_attn_b + 2 * t_elem_f + 2 * kernels_f
     t_recompute = stage.layers * (redo * t_layer_f
                                   + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
     # logits on the last stage: GEMM, and the FP32 cross-entropy passes
     t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
+    fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
-                   backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute)
+                   backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
+                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):
@@ -91,7 +105,8 @@ def _attention_gemms(model: Transformer, T, ftp, gemm):
 
 
 def _mlp_gemms(model: Transformer, T, ftp, gemm):
-    """One layer's MLP, averaged over dense and MoE layers: each active expert, the shared ones, the router."""
+    """One layer's MLP, averaged over dense and MoE layers: the dense MLPs, a MoE layer's shared experts and
+    router (its routed experts: experts.py)."""
     h, up = model.hidden, 2 if model.gated else 1
 
     def mlp(width):
@@ -100,8 +115,7 @@ def _mlp_gemms(model: Transformer, T, ftp, gemm):
     dense = mlp(model.dense_width)
     if not model.moe_layers:
         return dense
-    moe = (model.experts_per_token * mlp(model.ffn_hidden) + mlp(model.shared_ffn_hidden)
-           + gemm(T, h, model.experts))
+    moe = mlp(model.shared_ffn_hidden) + gemm(T, h, model.experts)
     return (model.moe_layers * moe + (model.layers - model.moe_layers) * dense) / model.layers
 
 
@@ -124,7 +138,8 @@ def _roofline(hw: Hardware, options: Options):
 
 
 def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage, gemm) -> tuple:
-    """(forward s, backward s, softmax bytes) of one layer's attention (sliding layers: their window only)."""
+    """(forward s, backward s, softmax bytes, softmax fallback) of one layer's attention (sliding layers: their
+    window only); the fallback is 1 where the unfused softmax runs PyTorch's ops instead of Megatron's kernel."""
     s, ftp = options.seq_len, stage.tp
     keys = model.attended(s)                                        # keys per query, averaged over layers
     attn_flops = stage.tokens * model.attention_flops_per_token(s) / ftp     # scores and values, full s x s
@@ -133,9 +148,12 @@ def _attention(model: Transformer, hw: Hardware, options: Options, stage: Stage,
         slower_f, slower_b = FUSED[options.attention]
         causal = 0.5 * attn_flops / (hw.peak_flops * efficiency)     # half the s x s scores, at the kernel's rate
         # the backward recomputes the scores: 5 GEMMs
-        return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0
+        return causal * slower_f, 2.5 * causal / ATTENTION_BWD * slower_b, 0.0, 0.0
     # batched GEMMs over the full s x s scores, and a memory-bound softmax and dropout
     per_head = (gemm(stage.tokens, model.attention_head_dim, keys)
                 + gemm(stage.tokens, model.value_head_dim, keys)) * (model.heads / ftp)
-    softmax_bytes = 9 * model.heads * keys / ftp * stage.tokens    # scale-mask-softmax 4, dropout 5 bytes/score
-    return per_head, 2 * per_head, softmax_bytes
+    scores = model.heads * keys / ftp * stage.tokens
+    softmax_bytes = 9 * scores                                     # scale-mask-softmax 4, dropout 5 bytes/score
+    fallback = 1.0 * ((stage.micro_batch * model.heads / ftp) % 4 != 0)
+    extra_f, extra_b = (fallback * extra * scores / memory_bandwidth_Bps(hw) for extra in SOFTMAX_FALLBACK_BYTES)
+    return per_head + extra_f, 2 * per_head + extra_b, softmax_bytes, fallback

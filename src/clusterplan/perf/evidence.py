@@ -113,7 +113,7 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
     elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
         reasons.append(f"no validated {precision} run on {gpu}")
     if experts > 1:
-        reasons.append("mixture-of-experts (no validated MoE run)")
+        reasons.append("mixture-of-experts (too few validated MoE runs for a band)")
     if num_gpus > envelope["max_num_gpus"]:
         reasons.append(f"{num_gpus:,} GPUs, more than any validated run ({envelope['max_num_gpus']:,})")
     if seq_len > envelope["max_seq_len"]:

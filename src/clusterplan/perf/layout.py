@@ -3,7 +3,9 @@
 A layout puts tp x pp x dp x cp GPUs to work (tensor, pipeline, data and context
 parallelism), with ep, the expert-parallel size of a mixture-of-experts model (its routed
 experts sharded over ep of the dp data-parallel ranks: ep divides dp and the experts;
-1 for a dense model), a micro-batch size, interleaved pipeline stages, a recomputation
+1 for a dense model) and etp, the experts' own tensor-parallel size (0: tp, Megatron's default; 1:
+whole experts, the expert-parallel group folded over the tp x dp ranks, so ep x etp divides tp x dp), a
+micro-batch size, interleaved pipeline stages, a recomputation
 choice and a ZeRO stage. ``Layout`` checks its own values once; the rules that need
 the model, the batch or the GPU count are one ordered table (``RULES``) that
 ``layouts`` applies to a whole grid, counting what each removes, and
@@ -41,6 +43,9 @@ def _domain_problems(values) -> list[str]:
         problems.append(f"recompute({recompute!r}) must be one of {', '.join(RECOMPUTE)}")
     if zero is not None and not (_whole(zero, 0) and zero in ZERO_STAGES):
         problems.append(f"zero({zero!r}) must be 0, 1, 2 or 3")
+    etp = values.etp
+    if etp is not None and not _whole(etp, 0):
+        problems.append(f"etp({etp!r}) must be a whole number >= 0 (0 = tp)")
     return problems
 
 
@@ -60,7 +65,8 @@ class Layout:
     virtual_stages: int = 1       # interleaved pipeline chunks per GPU (1 = plain 1F1B)
     recompute: str = "none"       # one of clusterplan.names.RECOMPUTE
     zero: int = 0                 # ZeRO stage (3 = FSDP full sharding)
-    ep: int = 1                   # expert-parallel size: data-parallel ranks the routed experts are sharded over
+    ep: int = 1                   # expert-parallel size: ranks the routed experts are sharded over
+    etp: int = 0                  # expert tensor-parallel size: 0 = tp (Megatron's default), 1 = whole experts
 
     def __post_init__(self) -> None:
         problems = _domain_problems(self)
@@ -87,6 +93,7 @@ class Layouts:
     recompute: np.ndarray         # names, as Layout.recompute
     zero: np.ndarray
     ep: np.ndarray
+    etp: np.ndarray
 
     def __len__(self) -> int:
         return len(self.tp)
@@ -100,7 +107,7 @@ class Layouts:
         return Layout(tp=int(self.tp[index]), pp=int(self.pp[index]), dp=int(self.dp[index]),
                       cp=int(self.cp[index]), mbs=int(self.mbs[index]),
                       virtual_stages=int(self.virtual_stages[index]), recompute=str(self.recompute[index]),
-                      zero=int(self.zero[index]), ep=int(self.ep[index]))
+                      zero=int(self.zero[index]), ep=int(self.ep[index]), etp=int(self.etp[index]))
 
     def select(self, keep) -> Layouts:
         """The layouts where ``keep`` (a boolean mask or indices) says."""
@@ -120,6 +127,7 @@ class Constraints:
     recompute: str | None = None
     zero: int | None = None
     ep: int | None = None
+    etp: int | None = None
 
     def __post_init__(self) -> None:
         problems = _domain_problems(self)
@@ -147,6 +155,12 @@ class Rule:
 
     def describe(self, layout) -> str:
         return f"{self.reason}: " + ", ".join(f"{name}({getattr(layout, name)})" for name in self.names)
+
+
+def expert_tp(layout):
+    """The routed experts' tensor-parallel size: etp, or tp where etp is 0."""
+    return np.where(layout.etp == 0, layout.tp, layout.etp) if isinstance(layout.tp, np.ndarray) else (
+        layout.etp or layout.tp)
 
 
 def _micro_batches(layout, job: Job):
@@ -180,9 +194,14 @@ RULES = (
          broken=lambda lay, job: (lay.ep > 1) & (job.model.moe_layers == 0)),
     Rule(reason="experts not divisible by ep", names=("ep",),
          broken=lambda lay, job: (job.model.experts % lay.ep) != 0),
-    # Megatron-Core takes the expert-parallel group from the data-parallel ranks
-    Rule(reason="dp not divisible by ep", names=("dp", "ep"), intrinsic=True,
-         broken=lambda lay, job: (lay.dp % lay.ep) != 0),
+    Rule(reason="expert tensor parallelism needs a mixture-of-experts model", names=("etp",),
+         broken=lambda lay, job: (lay.etp > 0) & (job.model.moe_layers == 0)),
+    Rule(reason="etp is 0 (tp) or 1, and 1 only with tp > 1", names=("etp", "tp"), intrinsic=True,
+         broken=lambda lay, job: (lay.etp > 1) | ((lay.etp == 1) & (lay.tp == 1))),
+    # Megatron-Core takes the expert-parallel group from the data-parallel ranks, and with whole experts
+    # (etp 1) from the tensor-parallel ones too (parallel folding: ep x etp x expert dp = tp x dp)
+    Rule(reason="dp (tp x dp with whole experts) not divisible by ep", names=("dp", "ep", "etp"), intrinsic=True,
+         broken=lambda lay, job: ((lay.tp * lay.dp) % (lay.ep * expert_tp(lay))) != 0),
     Rule(reason="ZeRO-3 with expert parallelism", names=("zero", "ep"), intrinsic=True,
          broken=lambda lay, job: (lay.zero == 3) & (lay.ep > 1)),
 )
@@ -228,13 +247,14 @@ def _grid(model: Transformer, num_gpus: int, gpus_per_node: int, constraints: Co
             choices("zero", [0, 1, 3]),
             # expert parallelism for a mixture-of-experts model only: a dense model's grid is what it was
             choices("ep", [e for e in powers if e <= num_gpus and model.experts % e == 0]
-                    if model.moe_layers else [1]))
+                    if model.moe_layers else [1]),
+            choices("etp", [0, 1] if model.moe_layers else [0]))
     # itertools.product's order, built by numpy (a list of tuples made a fifth of a search's time)
     mesh = np.meshgrid(*(np.asarray(axis, dtype=np.int64) for axis in axes), indexing="ij")
-    rows = np.stack([values.ravel() for values in mesh], axis=1).reshape(-1, 8)
-    tp, pp, cp, mbs, virtual_stages, recompute_index, zero, ep = rows.T
+    rows = np.stack([values.ravel() for values in mesh], axis=1).reshape(-1, 9)
+    tp, pp, cp, mbs, virtual_stages, recompute_index, zero, ep, etp = rows.T
     dp = num_gpus // np.maximum(tp * pp * cp, 1)
     if constraints.dp is not None:
         dp = np.where(dp == constraints.dp, dp, 0)
     return Layouts(tp=tp, pp=pp, dp=dp, cp=cp, mbs=mbs, virtual_stages=virtual_stages,
-                   recompute=np.asarray(RECOMPUTE)[recompute_index], zero=zero, ep=ep)
+                   recompute=np.asarray(RECOMPUTE)[recompute_index], zero=zero, ep=ep, etp=etp)

@@ -25,9 +25,9 @@ _LLAMA3 = dict(_LLAMA, vocab=128256, seq_len=8192, kv_heads=8,
 CONFIGS = resources.files("clusterplan.perf") / "hf_configs"
 # Presets read from the shipped config.json files (name -> file stem); SOURCES.toml cites each.
 FROM_CONFIGS = ("llama3.1-8b", "llama3.1-70b", "llama3.2-1b", "llama3.2-3b", "mistral-7b", "mixtral-8x7b",
-                "qwen2.5-7b", "qwen2.5-32b", "qwen3-32b", "qwen3-30b-a3b", "qwen1.5-moe-a2.7b", "gemma-2b",
-                "gemma2-9b", "gemma2-27b", "gemma3-1b", "phi-3.5-mini", "phi-4-mini", "olmo2-7b", "olmo2-13b",
-                "olmo-1b", "gpt-j-6b", "redpajama-3b", "falcon-7b", "deepseek-v2-lite", "deepseek-v3")
+                "qwen2.5-7b", "qwen2.5-32b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "qwen1.5-moe-a2.7b",
+                "gemma-2b", "gemma2-9b", "gemma2-27b", "gemma3-1b", "phi-3.5-mini", "phi-4-mini", "olmo2-7b",
+                "olmo2-13b", "olmo-1b", "gpt-j-6b", "redpajama-3b", "falcon-7b", "deepseek-v2-lite", "deepseek-v3")
 
 
 def _gpt(name: str, layers: int, hidden: int, heads: int) -> Transformer:

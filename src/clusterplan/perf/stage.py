@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.perf.hardware import Options
+from clusterplan.perf.layout import expert_tp
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import as_float, ceil, clip, maximum, where
 from clusterplan.schema import FROZEN
@@ -21,14 +22,17 @@ class Stage:
     sequence_parallel: object   # Megatron sequence parallelism in effect (asked for, and tp > 1)
     micro_batches: object       # per step and pipeline
     tokens: object              # tokens of one micro-batch on one GPU (its context-parallel share)
+    micro_batch: object         # sequences of one micro-batch
     layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
     params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard)
     dp_local: object            # data-parallel ranks inside one node
     shard: object               # ranks that ZeRO / FSDP shard the states over
     ep: object                  # expert-parallel size
     ep_local: object            # expert-parallel ranks inside one node
+    expert_tp: object           # the routed experts' tensor-parallel size (tp, or 1: whole experts)
     expert_params: object       # the part of params in routed experts sharded by expert parallelism (0: ep = 1)
-    expert_shard: object        # ranks that ZeRO shards the expert states over (the expert-data-parallel ranks)
+    expert_shard: object        # ranks that ZeRO shards the expert states over (the expert-data-parallel ranks:
+                                # tp x dp / (ep x etp), within the shard)
 
 
 def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> Stage:
@@ -41,14 +45,16 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
                  model.embedding_params + model.output_params)
     dp_local = clip(gpus_per_node // (tp * cp), 1, dp)
     shard = where(options.sharding == "hybrid", dp_local, dp)
-    # routed experts of one layer (averaged over the layers), held 1 / ep by each GPU; experts are
-    # tensor-parallel like the rest (Megatron's default expert tensor-parallel size: tp)
+    # routed experts of one layer (averaged over the layers), held 1 / ep by each GPU, split etp ways (tp by
+    # default, as Megatron; or whole, etp 1, the expert-parallel group then folded over the tp x dp ranks)
     ep, routed = layout.ep, model.moe_layers * model.experts * model.expert_params / model.layers
-    layer = model.layer_params - routed * (1 - 1 / as_float(ep))
+    etp = expert_tp(layout)
+    experts = layers * routed / (as_float(ep) * etp)
+    folded = (ep > 1) | (etp != tp)
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
                  micro_batches=options.global_batch / (as_float(dp) * mbs),
-                 tokens=as_float(mbs) * options.seq_len / cp, layers=layers,
-                 params=layers * layer / ftp + ends / ftp, dp_local=dp_local, shard=shard,
-                 ep=as_float(ep), ep_local=clip(gpus_per_node // (tp * cp), 1, ep),
-                 expert_params=where(ep > 1, layers * routed / (ftp * ep), 0.0),
-                 expert_shard=maximum(shard // ep, 1))
+                 tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
+                 params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, dp_local=dp_local,
+                 shard=shard, ep=as_float(ep), ep_local=clip(gpus_per_node // (etp * cp), 1, ep),
+                 expert_tp=as_float(etp), expert_params=where(folded, experts, 0.0),
+                 expert_shard=maximum(shard * tp // (ep * etp), 1))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 
 from clusterplan.perf.communication import Communication, communication
 from clusterplan.perf.compute import Compute, compute, memory_bandwidth_Bps
+from clusterplan.perf.experts import HOST_PASS_S
 from clusterplan.perf.hardware import Hardware, Options, precision_peak_flops
 from clusterplan.perf.layout import Layout, Layouts
 from clusterplan.perf.memory import Memory, memory, optimizer_params
@@ -26,7 +27,6 @@ from clusterplan.perf.stage import Stage, stage
 from clusterplan.perf.stragglers import expected_max
 from clusterplan.schema import FROZEN
 
-HOST_PASS_S = 1.25e-3      # calibrated: host time to issue one layer's kernels once (fwd, bwd or recompute)
 OVERLAP_COST = 0.2         # calibrated: compute lost per second of communication hidden beside it (SMs, HBM)
 ADAM_TRAFFIC = 30          # bytes moved per parameter by the Adam step: read 16, write 14
 COMPUTE_JITTER_CV = 0.005  # ASSUMPTION: per-GPU step-time spread; a synchronous step waits for the slowest
@@ -154,8 +154,10 @@ def _slot(busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
     # Communication that runs beside compute takes SMs and HBM bandwidth from it
     overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s)
     gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + traffic.ep_s
-    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes
-    host = maximum(busiest.layers * HOST_PASS_S * (2 + redo) - gpu, 0.0)
+    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes; after a
+    # dropless MoE router's sync the GPU also waits for each launch of the forward's routed block (experts.py)
+    launches = busiest.layers * HOST_PASS_S * (2 + redo) + work.launch_s
+    host = work.launch_wait_s + maximum(launches - work.launch_wait_s - gpu, 0.0)
     return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),
                 overlap_s=overlap, gpu_s=gpu, host_s=host)
 

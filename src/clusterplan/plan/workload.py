@@ -88,6 +88,7 @@ def resolve(workload: Workload, design: Design) -> Job:
     if workload.tp and model.heads % workload.tp:
         raise ConfigError(f"the model's {model.heads} attention heads are not divisible by tp = {workload.tp}",
                           key="workload.tp")
+    _check_expert_parallel(workload, model, gpus)
     fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
     if all((workload.tp, workload.pp, workload.dp)) and fixed_product != gpus:
         raise ConfigError(f"tp x pp x dp x cp = {fixed_product}, not the {gpus} GPUs", key="workload.dp")
@@ -102,8 +103,31 @@ def resolve(workload: Workload, design: Design) -> Job:
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
                         cp=workload.cp or None, mbs=workload.mbs or None,
                         virtual_stages=workload.virtual_stages or None, recompute=workload.recompute or None,
-                        zero=workload.zero if workload.zero >= 0 else None)
+                        zero=workload.zero if workload.zero >= 0 else None, ep=workload.ep or None,
+                        etp=workload.etp if workload.etp >= 0 else None)
     return Job(model=model, num_gpus=gpus, options=options, fixed=fixed, global_batches=batches)
+
+
+def _check_expert_parallel(workload: Workload, model: Transformer, gpus: int) -> None:
+    """A fixed ``workload.ep`` (or whole experts, ``workload.etp`` 1) needs a mixture-of-experts model whose
+    experts and the data-parallel ranks (tp x dp with whole experts) it divides; a value that cannot hold is an
+    error naming the key."""
+    ep, whole = workload.ep, workload.etp == 1
+    if whole and not model.moe_layers:
+        raise ConfigError(f"etp = 1 needs a mixture-of-experts model; {model.name} is dense", key="workload.etp")
+    if whole and workload.tp == 1:
+        raise ConfigError("etp = 1 (whole experts) needs tp > 1; tp 1 is etp 0's layout", key="workload.etp")
+    if not ep or ep == 1:
+        return
+    if not model.moe_layers:
+        raise ConfigError(f"ep = {ep} needs a mixture-of-experts model; {model.name} is dense", key="workload.ep")
+    if model.experts % ep:
+        raise ConfigError(f"ep = {ep} does not divide the model's {model.experts} experts", key="workload.ep")
+    others = (1 if whole else workload.tp or 1) * (workload.pp or 1) * (workload.cp or 1)
+    if gpus % (others * ep):
+        ranks = "pp x cp" if whole else "tp x pp x cp"
+        raise ConfigError(f"ep = {ep} does not divide the data-parallel ranks the {gpus} GPUs leave "
+                          f"({ranks} = {others})", key="workload.ep")
 
 
 def global_batches(model: Transformer, tokens: float) -> tuple[int, ...]:

@@ -223,8 +223,9 @@ def _ranged_each(band: Any, values: dict[str, float]) -> tuple[dict[str, float],
 
 
 def layout_table(layout: Any) -> dict[str, Any]:
-    """A ``perf.layout.Layout`` under the document's keys ("ep" only for an expert-parallel layout)."""
-    expert = {"ep": layout.ep} if layout.ep > 1 else {}
+    """A ``perf.layout.Layout`` under the document's keys ("ep" and "etp", the experts' tensor-parallel size,
+    only for an expert-parallel layout or one with whole experts)."""
+    expert = {"ep": layout.ep, "etp": layout.etp or layout.tp} if layout.ep > 1 or layout.etp else {}
     return {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "cp": layout.cp, **expert, "mbs": layout.mbs,
             "vpp": layout.virtual_stages, "recompute": layout.recompute, "zero": layout.zero}
 

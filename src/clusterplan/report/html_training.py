@@ -50,7 +50,8 @@ def _tokens(value: float) -> str:
 def _layout_cell(layout: dict) -> str:
     """A layout in two unbreakable lines (the parallel degrees; the micro-batch and memory choices)."""
     degrees = (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
-               + (f" · ep {layout['ep']}" if "ep" in layout else ""))
+               + (f" · ep {layout['ep']}" if "ep" in layout else "")
+               + (f" · etp {layout['etp']}" if layout.get("etp", layout["tp"]) != layout["tp"] else ""))
     rest = f"mbs {layout['mbs']} · v {layout['vpp']} · recompute {layout['recompute']} · ZeRO {layout['zero']}"
     return (f'<span class="nowrap">{esc(degrees)}</span><br>'
             f'<span class="muted nowrap">{esc(rest)}</span>')
@@ -61,7 +62,7 @@ def _chosen(doc: dict) -> str:
     job = doc["plan"]["training"]
     base = "/plan/training"
     # an expert-parallel layout shows its ep after cp; a dense one's table is as it was
-    columns = [*LAYOUT[:4], *((("ep", "ep"),) if "ep" in job["layout"] else ()), *LAYOUT[4:]]
+    columns = [*LAYOUT[:4], *((("ep", "ep"), ("etp", "etp")) if "ep" in job["layout"] else ()), *LAYOUT[4:]]
     cells = [td(doc, f"{base}/layout/{key}", _integer) if key != "recompute" else f"<td>{esc(job['layout'][key])}</td>"
              for key, _ in columns]
     out = "<h3>Chosen layout</h3>" + table([name for _, name in columns], [f"<tr>{''.join(cells)}</tr>"],
@@ -150,7 +151,8 @@ def _memory_chart(doc: dict) -> str:
     axis = svg.linear_axis([memory["total"], hbm * 1.05], "GiB per GPU", lambda v: f"{v / GIB:g}", unit=GIB)
     layout = doc["plan"]["training"]["layout"]
     name = (f"tp {layout['tp']} · pp {layout['pp']} · dp {layout['dp']} · cp {layout['cp']}"
-            + (f" · ep {layout['ep']}" if "ep" in layout else ""))
+            + (f" · ep {layout['ep']}" if "ep" in layout else "")
+            + (f" · etp {layout['etp']}" if layout.get("etp", layout["tp"]) != layout["tp"] else ""))
     return svg.bar_chart("Memory per GPU of the chosen layout vs HBM (GiB)", [name], series, axis,
                          x_label="chosen layout, stacked by part", limit=(hbm, f"HBM {hbm / GIB:g} GiB"),
                          chart="training-memory")

@@ -9,8 +9,12 @@ from clusterplan.units import format_usd
 
 
 def _experts(layout: dict) -> str:
-    """The expert-parallel size, " (ep N)", for an expert-parallel layout; nothing for the rest."""
-    return f" (ep {layout['ep']})" if "ep" in layout else ""
+    """The expert-parallel size, " (ep N)", for an expert-parallel layout, and ", etp 1" for whole experts at
+    tp > 1; nothing for the rest."""
+    if "ep" not in layout:
+        return ""
+    whole = f", etp {layout['etp']}" if layout.get("etp", layout["tp"]) != layout["tp"] else ""
+    return f" (ep {layout['ep']}{whole})"
 
 
 def _duration(seconds: float) -> str:
@@ -138,14 +142,16 @@ def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(memory)
     if len(doc["layouts"]) > 1:
         # an ep column where a layout is expert-parallel (a dense model's table is as it was)
-        keys = ("tp", "pp", "dp", "cp", *(("ep",) if any("ep" in row["layout"] for row in doc["layouts"]) else ()),
-                "mbs", "vpp", "recompute", "zero")
+        rows = [row["layout"] for row in doc["layouts"]]
+        experts = (("ep",) if any("ep" in lay for lay in rows) else ()) + (
+            ("etp",) if any(lay.get("etp", lay["tp"]) != lay["tp"] for lay in rows) else ())
+        keys = ("tp", "pp", "dp", "cp", *experts, "mbs", "vpp", "recompute", "zero")
         headers = tuple({"vpp": "v", "zero": "ZeRO"}.get(key, key) for key in keys)
         top = new_table(f"Top layouts of {doc['num_evaluated']:,} evaluated", *headers,
                         "batch", "step s", "tokens/s", "MFU", "GiB", right=tuple(range(len(keys) + 5)))
         for row in doc["layouts"]:
             lay = row["layout"]
-            top.add_row(*(str(lay.get(k, 1)) for k in keys),
+            top.add_row(*(str(lay.get(k, lay["tp"] if k == "etp" else 1)) for k in keys),
                         f"{lay['global_batch']:,}", f"{row['step_time_s']:.3f}", f"{row['tokens_per_s']:,.0f}",
                         f"{row['mfu']:.1%}",
                         f"{row['memory_bytes_per_gpu']['total'] / 2**30:.1f}")

@@ -21,7 +21,8 @@ OPTIONS = Options(seq_len=4096, global_batch=256)
 def test_ep_is_a_whole_number_that_divides_dp():
     with pytest.raises(ConfigError, match=r"ep\(0\)"):
         Layout(dp=8, ep=0)
-    with pytest.raises(ConfigError, match=r"dp not divisible by ep: dp\(4\), ep\(8\)"):
+    with pytest.raises(ConfigError, match=r"dp \(tp x dp with whole experts\) not divisible by ep: dp\(4\), "
+                                          r"ep\(8\), etp\(0\)"):
         Layout(dp=4, ep=8)
     with pytest.raises(ConfigError, match="ZeRO-3 with expert parallelism"):
         Layout(dp=8, ep=8, zero=3)
@@ -41,7 +42,34 @@ def test_the_search_tries_ep_for_moe_models_only():
     assert set(dense.ep.tolist()) == {1}
     moe, _ = layouts(preset("mixtral-8x7b"), 64, 8, OPTIONS)
     assert set(moe.ep.tolist()) == {1, 2, 4, 8}
-    assert np.all(moe.dp % moe.ep == 0) and np.all(8 % moe.ep == 0)
+    split = moe.etp == 0                               # experts tensor-parallel like the rest: ep divides dp
+    assert np.all(moe.dp[split] % moe.ep[split] == 0) and np.all(8 % moe.ep == 0)
+    # whole experts (etp 1, tp > 1): the expert-parallel group folds over tp x dp
+    whole = ~split
+    assert whole.any() and np.all(moe.tp[whole] > 1)
+    assert np.all((moe.tp[whole] * moe.dp[whole]) % moe.ep[whole] == 0)
+    assert set(dense.etp.tolist()) == {0}
+
+
+def test_whole_experts_fold_expert_parallelism_over_the_tensor_parallel_ranks(hw):
+    """etp 1 at tp 2, ep 16, dp 8 (Megatron's parallel folding): every GPU holds 1/16 of the routed experts whole;
+    with etp 0 (experts split tp ways) the same ep needs dp 16."""
+    model = preset("qwen3-30b-a3b")
+    with pytest.raises(ConfigError, match=r"dp \(tp x dp with whole experts\) not divisible by ep: dp\(8\), "
+                                          r"ep\(16\), etp\(0\)"):
+        Layout(tp=2, dp=8, ep=16)
+    assert violations(Layout(tp=2, dp=8, ep=16, etp=1), model, OPTIONS, 16) == ()
+    with pytest.raises(ConfigError, match=r"etp is 0 \(tp\) or 1, and 1 only with tp > 1"):
+        Layout(tp=1, dp=8, ep=8, etp=1)
+    folded = evaluate(model, hw, OPTIONS, Layout(tp=2, dp=8, ep=16, etp=1, zero=1))
+    split = evaluate(model, hw, OPTIONS, Layout(tp=2, dp=8, ep=8, zero=1))
+    # the same share of the routed experts per GPU (1/16: whole experts over 16, or halves over 8)
+    assert folded.memory.weights == pytest.approx(split.memory.weights, rel=1e-9)
+    # whole experts drop the MoE layers' MLP tensor-parallel collectives: half of them
+    exposed = dataclasses.replace(OPTIONS, tp_overlap=False)
+    folded, split = (evaluate(model, hw, exposed, lay).step.tp_comm for lay in (
+        Layout(tp=2, dp=8, ep=16, etp=1, zero=1), Layout(tp=2, dp=8, ep=8, zero=1)))
+    assert folded == pytest.approx(split / 2)
 
 
 def test_experts_states_divide_by_ep_and_the_expert_data_parallel_ranks(hw):

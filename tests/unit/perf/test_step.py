@@ -6,8 +6,11 @@ import pytest
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import Constraints, Layout, layouts
 from clusterplan.perf.model import Transformer
+from clusterplan.perf.compute import SOFTMAX_FALLBACK_BYTES, SOFTMAX_FALLBACK_KERNELS, compute
+from clusterplan.perf.experts import HOST_PASS_S, LAUNCH_S
 from clusterplan.perf.presets import preset
-from clusterplan.perf.step import HOST_PASS_S, evaluate
+from clusterplan.perf.stage import stage
+from clusterplan.perf.step import evaluate
 
 
 def test_pipeline_bubble_is_pp_minus_one_over_micro_batches(hw):
@@ -118,3 +121,25 @@ def _fields(prediction):
     return (dataclasses.asdict(prediction.step), dataclasses.asdict(prediction.memory), prediction.tokens_per_s,
             prediction.tokens_per_s_per_gpu, prediction.tflops_per_gpu, prediction.hardware_tflops_per_gpu,
             prediction.mfu, prediction.fits, prediction.micro_batches, prediction.layout)
+
+
+def test_unfused_softmax_falls_back_to_pytorch_when_micro_batch_times_heads_per_gpu_is_not_a_multiple_of_4(
+        hw, monkeypatch):
+    """Megatron's fused softmax needs mbs x heads / tp divisible by 4: 16 heads at tp 8 with mbs 1 fall back to
+    FP32 PyTorch ops (37 bytes a score more forward, 34 backward, 4 more kernels each pass); mbs 2 does not."""
+    model = Transformer(name="h1024", layers=4, hidden=1024, heads=16, ffn_hidden=4096, vocab=50257, seq_len=1024)
+    opts = Options(seq_len=1024, global_batch=8, attention="unfused", sequence_parallel=False, tp_overlap=False)
+
+    def work(mbs, options=opts):
+        layout = Layout(tp=8, mbs=mbs, recompute="none")
+        return compute(model, hw, options, stage(model, options, hw.system.gpus_per_node, layout), "none", 0.0)
+
+    one = work(1)
+    assert one.launch_s == pytest.approx(4 * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * 2)
+    assert work(2).launch_s == 0.0 and work(1, dataclasses.replace(opts, attention="flash")).launch_s == 0.0
+    scores = 16 / 8 * 1024 * 1024                       # heads per GPU x keys x tokens of one sequence
+    extra = sum(SOFTMAX_FALLBACK_BYTES) * scores / (hw.hbm_bw_Bps * 0.8)
+    monkeypatch.setattr("clusterplan.perf.compute.SOFTMAX_FALLBACK_BYTES", (0, 0))
+    fused_rate = work(1)
+    assert (one.forward_s + one.backward_s) - (fused_rate.forward_s + fused_rate.backward_s) == pytest.approx(
+        4 * extra)

@@ -1,0 +1,71 @@
+"""Routed experts: rows per expert, grouped GEMMs by local expert, and their kernel launches."""
+
+import pytest
+
+from clusterplan.perf.experts import LAUNCH_S, ROUTED_BLOCK_KERNELS, routed_experts
+from clusterplan.perf.presets import PRESETS
+
+
+def shapes():
+    """A gemm stand-in that records every (rows, inner, cols) it prices, at 1 s each."""
+    calls = []
+
+    def gemm(rows, inner, cols):
+        calls.append((rows, inner, cols))
+        return 1.0
+
+    return calls, gemm
+
+
+def test_deepseek_v3_experts_are_1024_rows_of_a_4096_token_micro_batch_at_ep_8():
+    """256 experts, top-8, ep 8: 32 local experts of 4,096 x 8 / 32 = 1,024 rows, hidden 7168, FFN 2048."""
+    model = PRESETS["deepseek-v3"]
+    calls, gemm = shapes()
+    routed = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm)
+    assert calls == [(1024.0, 7168, 4096.0), (1024.0, 2048.0, 7168)]
+    share = model.moe_layers / model.layers
+    assert routed.layer_gemm_s == pytest.approx(share * 32 * 2)
+    # forward: the block's kernels and 2 GEMMs per local expert; backward: twice the block and 4 per expert
+    assert routed.layer_kernels == pytest.approx(share * (ROUTED_BLOCK_KERNELS + 64))
+    launches = 4 * share * LAUNCH_S
+    assert routed.wait_s == pytest.approx(launches * (ROUTED_BLOCK_KERNELS + 64))
+    assert routed.launch_s == pytest.approx(launches * (ROUTED_BLOCK_KERNELS + 64 + 2 * ROUTED_BLOCK_KERNELS + 128))
+
+
+def test_fp8_casts_each_experts_inputs_and_recomputation_launches_the_forward_again():
+    """FP8 doubles the kernels per expert; a recomputed forward launches (and waits for) the routed block again."""
+    model = PRESETS["qwen3-30b-a3b"]
+    _, gemm = shapes()
+    bf16 = routed_experts(model, "bf16", 8192, 1.0, 1.0, 8, 24, 0.0, gemm)
+    fp8 = routed_experts(model, "fp8", 8192, 1.0, 1.0, 8, 24, 0.0, gemm)
+    full = routed_experts(model, "fp8", 8192, 1.0, 1.0, 8, 24, 1.0, gemm)
+    assert fp8.layer_kernels - ROUTED_BLOCK_KERNELS == 2 * (bf16.layer_kernels - ROUTED_BLOCK_KERNELS)
+    assert full.wait_s == pytest.approx(2 * fp8.wait_s)
+    assert full.launch_s - fp8.launch_s == pytest.approx(fp8.wait_s)
+
+
+def test_more_expert_parallelism_means_fewer_larger_expert_gemms():
+    """Doubling ep halves the local experts and doubles each one's rows: the same FLOPs, fewer launches."""
+    model = PRESETS["qwen3-30b-a3b"]
+    calls, gemm = shapes()
+    four = routed_experts(model, "bf16", 4096, 1.0, 1.0, 4, 48, 0.0, gemm)
+    eight = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 48, 0.0, gemm)
+    assert calls[0][0] * 2 == calls[2][0] == 4096 * 8 * 8 / 128
+    assert eight.launch_s < four.launch_s and eight.layer_gemm_s == pytest.approx(four.layer_gemm_s / 2)
+
+
+def test_a_dense_model_has_no_routed_experts():
+    """A dense model's routed block is empty: no GEMMs, kernels or launches."""
+    calls, gemm = shapes()
+    routed = routed_experts(PRESETS["llama3-8b"], "fp8", 8192, 1.0, 1.0, 1, 32, 0.0, gemm)
+    assert calls == [] and routed.launch_s == routed.wait_s == routed.layer_gemm_s == 0.0
+
+
+def test_whole_experts_take_the_tensor_parallel_ranks_tokens_apart_at_full_width():
+    """etp 1 at tp 2: each GPU routes its half of the group's tokens into whole experts (full FFN width), where
+    etp = tp routes all of them into half-width experts: the same FLOPs, twice the rows at half the rows' width."""
+    model = PRESETS["deepseek-v3"]
+    calls, gemm = shapes()
+    routed_experts(model, "bf16", 4096, 2.0, 2.0, 8, 4, 0.0, gemm)
+    routed_experts(model, "bf16", 4096, 2.0, 1.0, 8, 4, 0.0, gemm)
+    assert calls == [(1024.0, 7168, 2048.0), (1024.0, 1024.0, 7168), (512.0, 7168, 4096.0), (512.0, 2048.0, 7168)]
