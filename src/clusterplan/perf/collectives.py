@@ -223,6 +223,7 @@ class Candidate:
     channels: int = 1
     chunk_bytes: float = 0.0              # before NCCL's halving
     halving: tuple[tuple[float, float], ...] = ()   # perf.pipeline.thresholds: how NCCL shrinks the chunk
+    unhalved_from_bytes: float = 0.0      # from this S on the chunk is whole (perf.pipeline.unhalved_from_bytes)
 
     def without_fill(self) -> Candidate:
         return Candidate(algorithm=self.algorithm, protocol=self.protocol, latency_s=self.latency_s,
@@ -236,7 +237,10 @@ def _time_s(candidate: Candidate, sizes):
         bandwidth_Bps = bandwidth_Bps * _tree_correction(candidate.protocol, sizes)
     time_s = candidate.latency_s + sizes * candidate.bytes_per_size / bandwidth_Bps
     if candidate.fill_s_per_byte:
-        chunk = pipeline.chunk_bytes(sizes, candidate.channels, candidate.chunk_bytes, candidate.halving)
+        if type(sizes) is not np.ndarray and sizes >= candidate.unhalved_from_bytes:
+            chunk = candidate.chunk_bytes     # the common case of one large size, without the halving's loops
+        else:
+            chunk = pipeline.chunk_bytes(sizes, candidate.channels, candidate.chunk_bytes, candidate.halving)
         time_s = time_s + minimum(sizes, chunk * candidate.channels) * candidate.fill_s_per_byte
     return time_s
 
@@ -317,7 +321,9 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
                 pipelined = dict(chunk_bytes=pipeline.TREE_CHUNK_BYTES[PROTOCOLS[p]],
                                  halving=pipeline.thresholds(PROTOCOLS[p], nodes, local))
             if hops:
-                pipelined.update(fill_s_per_byte=_fill(list(hops), share), channels=channels)
+                pipelined.update(fill_s_per_byte=_fill(list(hops), share), channels=channels,
+                                 unhalved_from_bytes=pipeline.unhalved_from_bytes(
+                                     channels, pipelined["chunk_bytes"], pipelined.get("halving", ())))
             out.append(Candidate(algorithm=algorithm, protocol=PROTOCOLS[p], latency_s=latency(algorithm, p),
                                  bandwidth_Bps=bandwidth_Bps * share, bytes_per_size=per_factor, **pipelined))
 

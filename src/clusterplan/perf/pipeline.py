@@ -51,6 +51,11 @@ def thresholds(protocol: str, nodes: int, ranks_per_node: int) -> tuple[tuple[fl
     return ()
 
 
+def unhalved_from_bytes(channels: int, chunk: float, rules: tuple[tuple[float, float], ...]) -> float:
+    """The smallest message NCCL moves in whole ``chunk``s (the rules' thresholds fall from the first on)."""
+    return channels * chunk * math.ceil(max((below for below, _ in rules), default=0.0))
+
+
 def chunk_bytes(size_bytes, channels: int, chunk: float, rules: tuple[tuple[float, float], ...]):
     """The chunk NCCL uses for ``size_bytes`` (a float or an array): ``chunk`` halved by ``rules`` in turn."""
     if type(size_bytes) is np.ndarray:

@@ -107,3 +107,15 @@ def test_ll_on_a_tree_is_rated_as_nccl_does():
     """NCCL rates LL on a tree at 1 / 3.8 of the link (against 1 / 2 on a ring)."""
     system = two_nodes()
     assert tree(system, "LL").bandwidth_Bps == pytest.approx(tree(system, "Simple").bandwidth_Bps / 3.8)
+
+
+def test_whole_chunks_from_the_first_rules_threshold():
+    """The scalar shortcut: from channels x chunk x ceil(first threshold) on no rule halves, just below it one
+    does (Simple on 2 nodes of 8: 8 x 512 KiB x 64 = 256 MiB; LL128: 8 x 576,000 x 23)."""
+    from clusterplan.perf.pipeline import unhalved_from_bytes
+    for protocol, chunk in (("Simple", 524288), ("LL128", 576000)):
+        rules = thresholds(protocol, 2, 8)
+        edge = unhalved_from_bytes(8, chunk, rules)
+        assert edge == {"Simple": 256 * MiB, "LL128": 8 * 576000 * 23}[protocol]
+        assert chunk_bytes(edge, 8, chunk, rules) == chunk > chunk_bytes(edge - 1, 8, chunk, rules)
+    assert unhalved_from_bytes(8, 16384, ()) == 0
