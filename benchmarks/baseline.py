@@ -2,7 +2,9 @@
 change) and printed beside the current ones, per source and per regime (n, median, MAPE, max |error|).
 
 The baseline file holds one line per point in the order the script yields them (its label and size or run name
-check that the same point is compared); a point with no baseline line prints as new.
+check that the same point is compared); a point with no baseline line prints as new. Each point is yielded
+with its kind, once: ``SOURCE`` (grouped by the source or run it comes from) or ``REGIME`` (grouped by its
+regime; the same measurement again), and each kind prints as its own table.
 """
 
 from __future__ import annotations
@@ -12,17 +14,19 @@ import statistics
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "data" / "baselines"
+SOURCE, REGIME = "source", "regime"
 
 
-def write(name: str, points: list[tuple[str, str, float]], model: str) -> Path:
-    """Save (group, point key, signed error) of every point as the baseline ``name``; ``model`` says which."""
+def write(name: str, points: list[tuple[str, str, str, float]], model: str) -> Path:
+    """Save (group, point key, signed error) of every (kind, group, key, error) point as the baseline ``name``;
+    ``model`` says which."""
     HERE.mkdir(parents=True, exist_ok=True)
     path = HERE / f"{name}.csv"
     with open(path, "w", newline="") as out:
         out.write(f"# signed errors (predicted / measured - 1) of the model at {model}\n")
         writer = csv.writer(out)
         writer.writerow(("group", "point", "error"))
-        for group, key, error in points:
+        for _, group, key, error in points:
             writer.writerow((group, key, f"{error:.6f}"))
     return path
 
@@ -49,8 +53,16 @@ def _cells(errors: list[float]) -> str:
     return f"{len(errors):5d} {statistics.median(errors):+8.1%} {statistics.mean(absolute):7.1%} {max(absolute):8.1%}"
 
 
-def print_change(title: str, points: list[tuple[str, str, float]], before: dict[tuple[str, str], float],
-                 width: int = 58) -> None:
+def print_change(titles: dict[str, str], points: list[tuple[str, str, str, float]],
+                 before: dict[tuple[str, str], float], widths: dict[str, int] | None = None) -> None:
+    """One table per kind of point (``titles``: kind -> title), in the order of ``titles``."""
+    for kind, title in titles.items():
+        rows = [(group, key, error) for point_kind, group, key, error in points if point_kind == kind]
+        _print_table(title, rows, before, (widths or {}).get(kind, 58))
+
+
+def _print_table(title: str, points: list[tuple[str, str, float]], before: dict[tuple[str, str], float],
+                 width: int) -> None:
     """Per group: n, median signed error, MAPE (mean |error|) and max |error| before (the baseline) and after."""
     after_by: dict[str, list[float]] = {}
     before_by: dict[str, list[float]] = {}

@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-baseline", metavar="MODEL",
                         help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
-    changes: list[tuple[str, str, float]] = []
+    changes: list[tuple[str, str, str, float]] = []
     errors: dict[str, list[tuple[float, float]]] = {}
     signed: dict[str, list[float]] = {}
     by_regime: list[tuple[tuple[str, ...], float]] = []
@@ -171,10 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         errors.setdefault(point.label, []).append((point.size_bytes, error))
         signed.setdefault(point.label, []).append(point.error)
         key = f"#{len(signed[point.label])} {point.num_nodes} nodes {int(point.size_bytes)} B"
-        changes.append((point.label, key, point.error))
+        changes.append((baseline.SOURCE, point.label, key, point.error))
         if point.label.endswith("[nccl-tests]"):
             by_regime.append((regime_of(point), point.error))
-            changes.append((", ".join(regime_of(point)), f"{point.label} {key}", point.error))
+            changes.append((baseline.REGIME, ", ".join(regime_of(point)), f"{point.label} {key}", point.error))
         if args.rows:
             print(f"{point.label[:40]:40} {point.gpu:14} {point.num_nodes:4} {int(point.size_bytes):>12} "
                   f"time error {point.error:+7.1%}")
@@ -199,14 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def print_change(changes: list[tuple[str, str, float]]) -> None:
+def print_change(changes: list[tuple[str, str, str, float]]) -> None:
     """Before (the saved baseline) and after, per source and per regime: n, median signed error, max |error|."""
-    before = baseline.read("collectives")
-    sources = [change for change in changes if change[0] in {label for label, _, _ in changes if "[" in label}]
-    by_regime = [change for change in changes if change not in sources]
     title = f"Before ({baseline.header('collectives') or 'no baseline saved'}) and after: signed time error"
-    baseline.print_change(f"{title}, per source", sources, before)
-    baseline.print_change(f"{title}, per regime (nccl-tests points)", by_regime, before)
+    baseline.print_change({baseline.SOURCE: f"{title}, per source",
+                           baseline.REGIME: f"{title}, per regime (nccl-tests points)"},
+                          changes, baseline.read("collectives"))
 
 
 if __name__ == "__main__":

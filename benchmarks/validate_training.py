@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-baseline", metavar="MODEL",
                         help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
-    changes: list[tuple[str, str, float]] = []
+    changes: list[tuple[str, str, str, float]] = []
     if not DATA.is_dir():
         print(f"no validation data at {DATA}", file=sys.stderr)
         return 1
@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         errors.setdefault(name, []).append(error)
         by_regime.append((regime_of(run_facts), error))
         key = f"#{len(errors[name])} {run}"
-        changes += [(name, key, error), (", ".join(regime_of(run_facts)), f"{name} {key}", error)]
+        changes += [(baseline.SOURCE, name, key, error),
+                    (baseline.REGIME, ", ".join(regime_of(run_facts)), f"{name} {key}", error)]
         lay = best.layout
         if args.rows:
             print(f"{name:20s} {run:24s} {measured:11.3f} {best.step.total:12.3f} {error:+8.1%}  "
@@ -256,9 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"baseline written: {baseline.write('training', changes, args.write_baseline)}")
         return 0
     before, title = baseline.read("training"), baseline.header("training") or "no baseline saved"
-    baseline.print_change(f"Before ({title}) and after: signed step-time error, per source",
-                          [change for change in changes if change[0] in errors], before, 20)
-    baseline.print_change("... per regime", [change for change in changes if change[0] not in errors], before)
+    baseline.print_change({baseline.SOURCE: f"Before ({title}) and after: signed step-time error, per source",
+                           baseline.REGIME: "... per regime"}, changes, before, {baseline.SOURCE: 20})
     return 0
 
 

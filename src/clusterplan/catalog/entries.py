@@ -187,13 +187,17 @@ class Fabric(Entry):
     efficiency: float = 0.95          # calibrated: achievable share of line rate for large messages
     latency_s: float = unit("s", default=0.0)  # added to NCCL's network latency per inter-node step
     jitter_cv: float = 0.0            # per-rank step-time coefficient of variation (stragglers)
-    adaptive_routing: bool = True     # False: flows hashed onto one path each (ECMP), collisions not avoided
+    # False: flows hashed onto one path each (ECMP), collisions not avoided; unset: the technology's default,
+    # true for InfiniBand (adaptive routing in its switches), false for Ethernet (plain RoCE hashes flows)
+    adaptive_routing: bool | None = None
 
     def __post_init__(self) -> None:
         check(self.technology in ("infiniband", "ethernet"), "technology",
               f"must be 'infiniband' or 'ethernet', got {self.technology!r}")
         check(0 < self.efficiency <= 1, "efficiency", f"must be in (0, 1], got {self.efficiency}")
         check(self.jitter_cv >= 0, "jitter_cv", f"must be >= 0, got {self.jitter_cv}")
+        if self.adaptive_routing is None:
+            object.__setattr__(self, "adaptive_routing", self.technology == "infiniband")
 
 
 @dataclass(**FROZEN)

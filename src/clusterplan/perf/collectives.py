@@ -14,10 +14,10 @@ A tree (and NVLS tree) is a pipeline: each channel's data moves up and down
 a chain of hops in chunks, and every hop but the slowest one adds one chunk's
 time at its own per-channel speed before the pipeline runs full (``_fill``):
 
-    fill = min(chunk, S / channels) x channels x sum(1 / hop bandwidth, all hops but the slowest)
+    fill = min(chunk(S), S / channels) x channels x sum(1 / hop bandwidth, all hops but the slowest)
 
-With NCCL's chunks (a few hundred KiB) and channels (``System.channels``)
-this is 0.3-1 ms at two nodes: the ramp of bus bandwidth from 16 MiB to 1 GiB.
+with the chunk NCCL sizes per message (``perf.pipeline``: halved while each channel holds few chunks per
+hop of the tree's depth) and NCCL's channels (``System.channels``).
 
 Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
 bandwidths come from the cluster's links with calibrated efficiencies
@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clusterplan.perf import ecmp, pipeline
+from clusterplan.perf.numeric import minimum
 from clusterplan.schema import FROZEN
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv")
@@ -82,12 +84,6 @@ RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
 PAT_BANDWIDTH = 0.75
 PAT_RANK_US = 2.8
 NET_OVERHEAD_US = 1.0   # NCCL: host overhead per network step (x 3 for Simple)
-# Bytes of data in one chunk of a tree pipeline per protocol (NCCL 2.30 src/enqueue.cc, src/init.cc):
-# Simple: 4 MiB buffer / 8 steps; LL128: its 120 x 640 x 8 x 8 B buffer / 8 steps, 120 of every 128 B data;
-# LL: a 512 KiB buffer / 8 steps, halved, half of each line data; NVLS tree: nvlsChunkSize 128 KiB.
-TREE_CHUNK_BYTES = {"LL": 16384, "LL128": 576000, "Simple": 524288}
-QPS_PER_CONNECTION = 1  # NCCL_IB_QPS_PER_CONNECTION's default (NCCL environment variables documentation)
-NVLS_CHUNK_BYTES = 131072
 
 
 @dataclass(**FROZEN)
@@ -182,8 +178,8 @@ def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node:
     algbw = np.divide(sizes, time_s, out=np.zeros_like(sizes), where=time_s > 0) / 1e9
     return Prediction(op=op, num_ranks=num_ranks, num_nodes=nodes, size_bytes=sizes, time_s=time_s,
                       algbw_GBps=algbw, busbw_GBps=algbw * factor,
-                      algorithm=tuple(candidates[i][0] for i in best),
-                      protocol=tuple(candidates[i][1] for i in best))
+                      algorithm=tuple(candidates[i].algorithm for i in best),
+                      protocol=tuple(candidates[i].protocol for i in best))
 
 
 def predict_time_s(op: str, size_bytes: float, system: System, num_ranks: int,
@@ -206,7 +202,7 @@ def predict_times_s(op: str, size_bytes, system: System, num_ranks: int, ranks_p
     return _times_s(_candidates(op, system, num_ranks, nodes, local), sizes).min(axis=0)
 
 
-def _times_s(candidates: list, sizes: np.ndarray) -> np.ndarray:
+def _times_s(candidates: tuple[Candidate, ...], sizes: np.ndarray) -> np.ndarray:
     """Each candidate's time for each size: one row per candidate."""
     times = np.empty((len(candidates), sizes.size))
     for row, candidate in enumerate(candidates):
@@ -214,25 +210,48 @@ def _times_s(candidates: list, sizes: np.ndarray) -> np.ndarray:
     return times
 
 
-def _time_s(candidate: tuple, sizes):
-    """One (algorithm, protocol)'s time for ``sizes`` (a float or an array)."""
-    algorithm, protocol, latency_s, bandwidth_Bps, per_factor, (chunk_bytes, fill_s_per_byte) = candidate
-    if algorithm in ("tree", "nvls_tree"):
-        bandwidth_Bps = bandwidth_Bps * _tree_correction(protocol, sizes)
-    time_s = latency_s + sizes * per_factor / bandwidth_Bps
-    if fill_s_per_byte:
-        time_s = time_s + (np.minimum(sizes, chunk_bytes) if type(sizes) is np.ndarray
-                           else min(sizes, chunk_bytes)) * fill_s_per_byte
+@dataclass(**FROZEN)
+class Candidate:
+    """One (algorithm, protocol) NCCL could run: its latency, bandwidth and, for a tree, its pipeline fill."""
+
+    algorithm: str
+    protocol: str
+    latency_s: float
+    bandwidth_Bps: float
+    bytes_per_size: float                 # bytes the bandwidth carries per byte of S (the bus factor, or 1)
+    fill_s_per_byte: float = 0.0          # a tree's: seconds per byte of one chunk on every channel (``_fill``)
+    channels: int = 1
+    chunk_bytes: float = 0.0              # before NCCL's halving
+    halving: tuple[tuple[float, float], ...] = ()   # perf.pipeline.thresholds: how NCCL shrinks the chunk
+    unhalved_from_bytes: float = 0.0      # from this S on the chunk is whole (perf.pipeline.unhalved_from_bytes)
+
+    def without_fill(self) -> Candidate:
+        return Candidate(algorithm=self.algorithm, protocol=self.protocol, latency_s=self.latency_s,
+                         bandwidth_Bps=self.bandwidth_Bps, bytes_per_size=self.bytes_per_size)
+
+
+def _time_s(candidate: Candidate, sizes):
+    """One candidate's time for ``sizes`` (a float or an array)."""
+    bandwidth_Bps = candidate.bandwidth_Bps
+    if candidate.algorithm in ("tree", "nvls_tree"):
+        bandwidth_Bps = bandwidth_Bps * _tree_correction(candidate.protocol, sizes)
+    time_s = candidate.latency_s + sizes * candidate.bytes_per_size / bandwidth_Bps
+    if candidate.fill_s_per_byte:
+        if type(sizes) is not np.ndarray and sizes >= candidate.unhalved_from_bytes:
+            chunk = candidate.chunk_bytes     # the common case of one large size, without the halving's loops
+        else:
+            chunk = pipeline.chunk_bytes(sizes, candidate.channels, candidate.chunk_bytes, candidate.halving)
+        time_s = time_s + minimum(sizes, chunk * candidate.channels) * candidate.fill_s_per_byte
     return time_s
 
 
-def _fill(chunk_bytes: float, channels: int, hops_Bps: list[float], protocol_share: float) -> tuple[float, float]:
-    """(bytes of S at which one channel's chunk is full, seconds per such byte) of a pipeline over ``hops_Bps``:
-    each channel moves S / channels in chunks, and a chunk crosses every hop but the slowest before the
-    pipeline runs at the slowest one's pace."""
+def _fill(hops_Bps: list[float], protocol_share: float) -> float:
+    """Seconds per byte of S that fills one chunk on every channel, of a pipeline over ``hops_Bps``: each
+    channel moves S / channels in chunks, and a chunk crosses every hop but the slowest before the pipeline
+    runs at the slowest one's pace."""
     slowest = min(hops_Bps)
     others = sum(1 / bandwidth for bandwidth in hops_Bps) - 1 / slowest
-    return chunk_bytes * channels, others / protocol_share
+    return others / protocol_share
 
 
 def _tree_correction(protocol: str, sizes):
@@ -254,8 +273,8 @@ def _interpolate(position: float, table: tuple[float, ...]) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
-def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tuple:
-    """(algorithm, protocol, latency_s, bandwidth_Bps, bytes per S) for every usable pair (cached: pure)."""
+def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tuple[Candidate, ...]:
+    """A ``Candidate`` for every usable (algorithm, protocol) (cached: pure)."""
     intra_ring = system.intra_bw_Bps * system.intra_efficiency          # ring busbw inside a node
     peer = intra_ring / (system.gpus_per_node - 1) if system.intra_node == "mesh" else intra_ring
     spans_leaves = nodes > system.nodes_per_leaf
@@ -294,23 +313,30 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
 
     def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2), hops=()) -> None:
         for p in protocols:
-            chunk = NVLS_CHUNK_BYTES if algorithm == "nvls_tree" else TREE_CHUNK_BYTES[PROTOCOLS[p]]
             share = TREE_LL_BANDWIDTH if algorithm == "tree" and p == 0 else PROTOCOL_BANDWIDTH[p]
-            fill = _fill(chunk, channels, list(hops), share) if hops else (0.0, 0.0)
-            out.append((algorithm, PROTOCOLS[p], latency(algorithm, p), bandwidth_Bps * share, per_factor, fill))
+            pipelined = {}
+            if hops and algorithm == "nvls_tree":
+                pipelined = dict(chunk_bytes=pipeline.NVLS_CHUNK_BYTES)
+            elif hops:
+                pipelined = dict(chunk_bytes=pipeline.TREE_CHUNK_BYTES[PROTOCOLS[p]],
+                                 halving=pipeline.thresholds(PROTOCOLS[p], nodes, local))
+            if hops:
+                pipelined.update(fill_s_per_byte=_fill(list(hops), share), channels=channels,
+                                 unhalved_from_bytes=pipeline.unhalved_from_bytes(
+                                     channels, pipelined["chunk_bytes"], pipelined.get("halving", ())))
+            out.append(Candidate(algorithm=algorithm, protocol=PROTOCOLS[p], latency_s=latency(algorithm, p),
+                                 bandwidth_Bps=bandwidth_Bps * share, bytes_per_size=per_factor, **pipelined))
 
     if op in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"):
-        ecmp = _ecmp_slowdown(system, nodes, local, False) if spans_leaves else 1.0
-        ring = intra_ring if nodes == 1 else min(intra_ring, node_net / ecmp)
+        ring = intra_ring if nodes == 1 else min(intra_ring, node_net / ecmp.slowdown(system, nodes, False))
         add("ring", ring, factor)
     if op in ("all_gather", "reduce_scatter") and nodes > 1 and local == 1:
         # PAT's peers are 2^k ranks away: its flows leave the leaf as a tree's do
-        pat = min(intra_ring, node_net / (_ecmp_slowdown(system, nodes, local, True) if spans_leaves else 1.0))
+        pat = min(intra_ring, node_net / ecmp.slowdown(system, nodes, True))
         add("pat", pat * PAT_BANDWIDTH, factor, (2,))
     if op == "all_reduce" and nodes > 1:
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
-        net_algbw = node_net / (1 if nodes == 2 else 2) / (_ecmp_slowdown(system, nodes, local, True)
-                                                            if spans_leaves else 1.0)
+        net_algbw = node_net / (1 if nodes == 2 else 2) / ecmp.slowdown(system, nodes, True)
         up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
         chain = [peer] * (2 * (local - 1)) + [net_algbw] * up_down
         add("tree", min(peer, net_algbw), 1.0, hops=chain)
@@ -326,38 +352,6 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     if op == "sendrecv":
         add("direct", peer if nodes == 1 else min(peer, node_net / local), 1.0)
     return tuple(out)
-
-
-def _ecmp_slowdown(system: System, nodes: int, local: int, tree: bool) -> float:
-    """How much slower than its average uplink load a group's cross-leaf traffic runs when the switches hash
-    each flow onto one uplink (ECMP, no adaptive routing): a synchronous collective waits for the most loaded
-    uplink of every leaf and spine it crosses. Each NIC sends ``flows`` flows (one per channel and queue pair),
-    each wanting 1/flows of its link. A tree's edges join nodes far apart: every NIC's flows leave the leaf.
-    A ring leaves each leaf once per group: one group's flows on a rail-optimized leaf, every group of the
-    node's GPUs on a full fat-tree's leaf (its NICs all share it)."""
-    if system.adaptive_routing:
-        return 1.0
-    flows = max(1.0, system.channels / system.nics_per_node) * QPS_PER_CONNECTION
-    planes = system.nics_per_node if system.rail_optimized else 1        # leaves a node's NICs are spread over
-    ports = system.nodes_per_leaf * system.nics_per_node / planes        # node ports (and so uplinks) a leaf has
-    uplinks = max(1, round(ports * system.bisection_fraction))
-    groups = max(1.0, system.gpus_per_node / local / planes)             # groups whose rings cross one leaf
-    per_uplink = flows * (ports if tree else groups) / uplinks
-    leaves = math.ceil(nodes / system.nodes_per_leaf)
-    links = uplinks * leaves * 2 * max(1, system.tiers - 1)               # up from each leaf, down from spines
-    return max(1.0, _expected_max_poisson(per_uplink, links) / flows) / max(1.0, per_uplink / flows)
-
-
-@functools.lru_cache(maxsize=1024)
-def _expected_max_poisson(mean: float, count: int) -> float:
-    """E[max] of ``count`` independent Poisson(``mean``) loads (flows hashed at random onto as many links):
-    the sum over k of P(max > k)."""
-    total, cdf, term = 0.0, 0.0, math.exp(-mean)
-    for k in range(int(mean * 20 + 50)):
-        cdf += term
-        total += 1.0 - cdf ** count
-        term *= mean / (k + 1)
-    return max(total, mean)
 
 
 DTYPE_BYTES = {"float": 4, "half": 2, "bfloat16": 2, "double": 8, "int8": 1, "int32": 4, "fp8": 1}

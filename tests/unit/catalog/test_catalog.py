@@ -89,3 +89,17 @@ def test_malformed_catalog_files_name_file_line_and_key(text, message):
     with pytest.raises(CatalogError) as error:
         parse_family(text, Nic, source="catalog/nics.toml")
     assert str(error.value).startswith(message)
+
+
+def test_a_fabric_without_adaptive_routing_takes_its_technology_default():
+    """An entry that does not say: InfiniBand's switches route adaptively, Ethernet (plain RoCE) hashes flows;
+    an entry that says keeps what it says."""
+    from clusterplan.catalog import Fabric, parse_family
+
+    body = ('name = "x"\nlink_rate_Bps = "400Gbps"\nnic = "n"\nswitch = "s"\nnic_transceiver = "t"\n'
+            'switch_transceiver = "u"\ncable = "c"\nhop_latency_s = "600ns"\nsource = "s"\ndate = "2026"\n')
+    text = "".join(f'[{name}]\ntechnology = "{technology}"\n{extra}{body}\n'
+                   for name, technology, extra in (("ib", "infiniband", ""), ("roce", "ethernet", ""),
+                                                   ("spectrum-x", "ethernet", "adaptive_routing = true\n")))
+    fabrics = parse_family(text, Fabric, source="catalog/fabrics.toml")
+    assert [fabrics[name].adaptive_routing for name in ("ib", "roce", "spectrum-x")] == [True, False, True]

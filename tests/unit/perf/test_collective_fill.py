@@ -2,9 +2,11 @@
 
 import dataclasses
 
+import numpy as np
 import pytest
 
-from clusterplan.perf.collectives import (TREE_CHUNK_BYTES, System, _candidates, _time_s, predict)
+from clusterplan.perf.collectives import System, _candidates, _time_s, predict
+from clusterplan.perf.pipeline import chunk_bytes, thresholds
 
 MiB, GiB = 2**20, 2**30
 
@@ -19,7 +21,7 @@ def two_nodes(**changes) -> System:
 
 def tree(system: System, protocol: str = "Simple", ranks: int = 16):
     return next(c for c in _candidates("all_reduce", system, ranks, ranks // 8, 8)
-                if c[0] == "tree" and c[1] == protocol)
+                if c.algorithm == "tree" and c.protocol == protocol)
 
 
 def test_channels_follow_the_node_network_bandwidth():
@@ -29,17 +31,55 @@ def test_channels_follow_the_node_network_bandwidth():
     assert two_nodes(nics_per_node=1, link_rate_Bps=1.25e9).channels == 2
 
 
+def test_simple_chunk_halves_as_nccl_does():
+    """NCCL's Simple tree chunk (2.19 enqueue.cc): from 512 KiB, halve while size / (channels x chunk) < depth x 8
+    (down to 128 KiB), < depth x 4 (64 KiB), < depth (32 KiB). Two nodes of 8: depth 7 + 1 = 8, 8 channels.
+    1 GiB: 1 GiB / (8 x 512 KiB) = 256 >= 64 chunks a channel: 512 KiB. 64 MiB: 16 -> 32 at 256 KiB -> 64 at
+    128 KiB, the first rule's floor; 64 >= 32: 128 KiB. 2 MiB: 0 .. 4 at 64 KiB; 4 < 32 and 8 < 8? no: at
+    32 KiB, 8 chunks, not below 8: 32 KiB. 128 nodes: depth 7 + 7 = 14, 32 channels, 64 MiB: 4 -> 8 -> 16
+    at 128 KiB; 16 < 56 -> 32 at 64 KiB; 32 >= 14: 64 KiB."""
+    rules = thresholds("Simple", 2, 8)
+    assert rules == ((64, 131072), (32, 65536), (8, 32768))
+    assert [chunk_bytes(size, 8, 524288, rules) for size in (GiB, 64 * MiB, 2 * MiB)] == [524288, 131072, 32768]
+    assert chunk_bytes(64 * MiB, 32, 524288, thresholds("Simple", 128, 8)) == 65536
+    sizes = np.array([GiB, 64 * MiB, 2 * MiB], dtype=float)
+    assert chunk_bytes(sizes, 8, 524288, rules).tolist() == [524288, 131072, 32768]
+
+
+def test_ll128_chunk_halves_as_nccl_does():
+    """NCCL 2.30: steps = 1 + log2(nodes) + 0.1 ppn = 2.8 on 2 nodes of 8; halve 576,000 B while size /
+    (channels x chunk) < 2.8 x 64 / 8 = 22.4 above 128 KiB, then < 5.6 above 32 KiB. 64 MiB on 8 channels:
+    14 -> 29 at 288,000 B; 29 >= 22.4 and >= 5.6: 288,000 B."""
+    rules = thresholds("LL128", 2, 8)
+    assert [below for below, _ in rules] == pytest.approx([22.4, 5.6])
+    assert [floor for _, floor in rules] == [131072, 32768]
+    assert chunk_bytes(64 * MiB, 8, 576000, rules) == 288000
+    assert thresholds("LL", 2, 8) == ()
+
+
 def test_tree_fill_by_hand():
     """A chunk per channel crosses 14 NVLink hops and one of the two network hops before the pipeline runs
-    full: fill = chunk x channels x (14 / 240 GB/s + 1 / 45 GB/s); S smaller than a chunk per channel fills less."""
+    full: fill = chunk(S) x channels x (14 / 240 GB/s + 1 / 45 GB/s), with NCCL's chunk for S (512 KiB at
+    1 GiB, 128 KiB at 64 MiB, 32 KiB at 1 MiB, above); S smaller than a chunk per channel fills less."""
     system = two_nodes()
     candidate = tree(system)
-    chunk = TREE_CHUNK_BYTES["Simple"]
     per_byte = 14 / 240e9 + 1 / 45e9
-    plain = candidate[:5] + ((0.0, 0.0),)
-    for size in (GiB, 64 * MiB, MiB):
+    plain = candidate.without_fill()
+    for size, chunk in ((GiB, 524288), (64 * MiB, 131072), (MiB, 32768)):
         expected = min(size, chunk * system.channels) * per_byte
         assert _time_s(candidate, size) - _time_s(plain, size) == pytest.approx(expected)
+
+
+def test_the_fill_shrinks_with_the_message_not_with_scale():
+    """128 nodes of 8 (depth 14, 32 channels): 64 MiB runs 64 KiB chunks (above), 1 GiB 256 KiB (1 GiB /
+    (32 x 512 KiB) = 64 < 112 -> 128 >= 112), so the fill at 64 MiB is a quarter of that at 1 GiB, not the
+    same 512 KiB a channel a fixed chunk gave both."""
+    system = two_nodes(nics_per_node=8, link_rate_Bps=50e9, nodes_per_leaf=256)
+    candidate = next(c for c in _candidates("all_reduce", system, 1024, 128, 8)
+                     if c.algorithm == "tree" and c.protocol == "Simple")
+    fills = [_time_s(candidate, size) - _time_s(candidate.without_fill(), size) for size in (64 * MiB, GiB)]
+    assert fills[0] == pytest.approx(fills[1] / 4)          # 64 KiB against 256 KiB
+    assert fills[1] == pytest.approx(32 * 262144 * candidate.fill_s_per_byte)
 
 
 def test_the_ramp_is_gentler_than_latency_alone():
@@ -50,7 +90,7 @@ def test_the_ramp_is_gentler_than_latency_alone():
     with_fill = predict("all_reduce", sizes, system, 16)
     assert with_fill.busbw_GBps[0] < 0.8 * with_fill.busbw_GBps[1]
     candidate = tree(system)
-    fill_s = _time_s(candidate, 16 * GiB) - _time_s(candidate[:5] + ((0.0, 0.0),), 16 * GiB)
+    fill_s = _time_s(candidate, 16 * GiB) - _time_s(candidate.without_fill(), 16 * GiB)
     assert 1e-4 < fill_s < 1e-3
     assert fill_s / with_fill.time_s[1] < 0.01
 
@@ -60,10 +100,22 @@ def test_one_node_and_rings_have_no_fill():
     system = two_nodes()
     for ranks, nodes in ((8, 1), (16, 2), (64, 8)):
         for candidate in _candidates("all_reduce", system, ranks, nodes, 8):
-            assert (candidate[-1][1] > 0) == (candidate[0] in ("tree", "nvls_tree"))
+            assert (candidate.fill_s_per_byte > 0) == (candidate.algorithm in ("tree", "nvls_tree"))
 
 
 def test_ll_on_a_tree_is_rated_as_nccl_does():
     """NCCL rates LL on a tree at 1 / 3.8 of the link (against 1 / 2 on a ring)."""
     system = two_nodes()
-    assert tree(system, "LL")[3] == pytest.approx(tree(system, "Simple")[3] / 3.8)
+    assert tree(system, "LL").bandwidth_Bps == pytest.approx(tree(system, "Simple").bandwidth_Bps / 3.8)
+
+
+def test_whole_chunks_from_the_first_rules_threshold():
+    """The scalar shortcut: from channels x chunk x ceil(first threshold) on no rule halves, just below it one
+    does (Simple on 2 nodes of 8: 8 x 512 KiB x 64 = 256 MiB; LL128: 8 x 576,000 x 23)."""
+    from clusterplan.perf.pipeline import unhalved_from_bytes
+    for protocol, chunk in (("Simple", 524288), ("LL128", 576000)):
+        rules = thresholds(protocol, 2, 8)
+        edge = unhalved_from_bytes(8, chunk, rules)
+        assert edge == {"Simple": 256 * MiB, "LL128": 8 * 576000 * 23}[protocol]
+        assert chunk_bytes(edge, 8, chunk, rules) == chunk > chunk_bytes(edge - 1, 8, chunk, rules)
+    assert unhalved_from_bytes(8, 16384, ()) == 0
