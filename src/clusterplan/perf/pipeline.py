@@ -1,21 +1,15 @@
 """The chunk a tree pipeline moves, per message size, as NCCL sizes it.
 
 A tree all-reduce moves each channel's share of the message up and down the tree in chunks; the pipeline
-is full once a chunk has crossed every hop (the fill, ``collectives._fill``). NCCL shrinks the chunk of a
-small message so that each channel still has a few chunks per hop of depth to pipeline:
+is full once a chunk has crossed every hop (the fill, ``collectives._fill``). NCCL 2.30 shrinks the LL128
+chunk of a small message so that each channel still has chunks to pipeline:
 
-- Simple (NCCL 2.4-2.19, ``src/enqueue.cc``, computeColl, e.g. 2.19.4 line 1352): from 512 KiB (a 4 MiB
-  buffer over 8 steps) halve the chunk while ``size / (channels x chunk)`` (integer division) is below
-  ``depth x 8`` and the chunk is above 128 KiB, then below ``depth x 4`` above 64 KiB, then below ``depth``
-  above 32 KiB. NCCL 2.20.3 dropped this from ``calcCollChunking`` (a Simple tree keeps 512 KiB there); the
-  model keeps the rule: a tree whose channels hold fewer chunks than it has hops never fills (ASSUMPTION that
-  the shorter pipeline is what runs, see docs/collectives.md).
+- Simple keeps its 512 KiB (NCCL 2.20.3 dropped the halving 2.4-2.19 applied, ``calcCollChunking``; a
+  message too small to fill a deep tree loses to a ring or an LL128 tree, which the tuner then picks).
 - LL128 (NCCL 2.30 ``src/enqueue.cc``, calcCollChunking): from 576,000 B halve while ``size / (channels x
   chunk)`` is below ``steps x 64 / ppn`` above 128 KiB, then below ``steps x 16 / ppn`` above 32 KiB, with
   ``steps = 1 + floor(log2 nodes) + 0.1 ppn`` and ppn the ranks per node.
 - LL (16 KiB) and the NVLS tree (128 KiB) keep their chunk.
-
-``depth`` is NCCL's tree depth, ``ranks per node - 1 + floor(log2 nodes)`` (``src/graph/connect.cc``).
 """
 
 from __future__ import annotations
@@ -29,22 +23,12 @@ import numpy as np
 # 8 steps, halved, half of each line data; NVLS tree: nvlsChunkSize 128 KiB.
 TREE_CHUNK_BYTES = {"LL": 16384, "LL128": 576000, "Simple": 524288}
 NVLS_CHUNK_BYTES = 131072
-# Simple: (chunks per channel under depth x this, halve while the chunk is above this many bytes)
-SIMPLE_HALVING = ((8, 131072), (4, 65536), (1, 32768))
 # LL128: (chunks per channel under steps x this / ppn, halve while above)
 LL128_HALVING = ((64, 131072), (16, 32768))
 
 
-def tree_depth(nodes: int, ranks_per_node: int) -> int:
-    """NCCL's tree depth: the ranks of a node in a chain, then the binary tree of nodes."""
-    return ranks_per_node - 1 + int(math.log2(nodes))
-
-
 def thresholds(protocol: str, nodes: int, ranks_per_node: int) -> tuple[tuple[float, float], ...]:
     """(chunks per channel below which to halve, smallest chunk halved) of a tree's ``protocol``; () keeps it."""
-    if protocol == "Simple":
-        depth = tree_depth(nodes, ranks_per_node)
-        return tuple((depth * factor, floor) for factor, floor in SIMPLE_HALVING)
     if protocol == "LL128":
         steps = 1 + int(math.log2(nodes)) + 0.1 * ranks_per_node
         return tuple((steps * factor / ranks_per_node, floor) for factor, floor in LL128_HALVING)

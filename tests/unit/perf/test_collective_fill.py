@@ -31,19 +31,10 @@ def test_channels_follow_the_node_network_bandwidth():
     assert two_nodes(nics_per_node=1, link_rate_Bps=1.25e9).channels == 2
 
 
-def test_simple_chunk_halves_as_nccl_does():
-    """NCCL's Simple tree chunk (2.19 enqueue.cc): from 512 KiB, halve while size / (channels x chunk) < depth x 8
-    (down to 128 KiB), < depth x 4 (64 KiB), < depth (32 KiB). Two nodes of 8: depth 7 + 1 = 8, 8 channels.
-    1 GiB: 1 GiB / (8 x 512 KiB) = 256 >= 64 chunks a channel: 512 KiB. 64 MiB: 16 -> 32 at 256 KiB -> 64 at
-    128 KiB, the first rule's floor; 64 >= 32: 128 KiB. 2 MiB: 0 .. 4 at 64 KiB; 4 < 32 and 8 < 8? no: at
-    32 KiB, 8 chunks, not below 8: 32 KiB. 128 nodes: depth 7 + 7 = 14, 32 channels, 64 MiB: 4 -> 8 -> 16
-    at 128 KiB; 16 < 56 -> 32 at 64 KiB; 32 >= 14: 64 KiB."""
-    rules = thresholds("Simple", 2, 8)
-    assert rules == ((64, 131072), (32, 65536), (8, 32768))
-    assert [chunk_bytes(size, 8, 524288, rules) for size in (GiB, 64 * MiB, 2 * MiB)] == [524288, 131072, 32768]
-    assert chunk_bytes(64 * MiB, 32, 524288, thresholds("Simple", 128, 8)) == 65536
-    sizes = np.array([GiB, 64 * MiB, 2 * MiB], dtype=float)
-    assert chunk_bytes(sizes, 8, 524288, rules).tolist() == [524288, 131072, 32768]
+def test_simple_chunk_is_whole_at_every_size():
+    """NCCL 2.20+ keeps a Simple tree's 512 KiB chunk whatever the message (2.4-2.19 halved it)."""
+    assert thresholds("Simple", 2, 8) == thresholds("Simple", 128, 8) == ()
+    assert [chunk_bytes(size, 8, 524288, ()) for size in (GiB, 64 * MiB, 2 * MiB)] == [524288] * 3
 
 
 def test_ll128_chunk_halves_as_nccl_does():
@@ -59,27 +50,32 @@ def test_ll128_chunk_halves_as_nccl_does():
 
 def test_tree_fill_by_hand():
     """A chunk per channel crosses 14 NVLink hops and one of the two network hops before the pipeline runs
-    full: fill = chunk(S) x channels x (14 / 240 GB/s + 1 / 45 GB/s), with NCCL's chunk for S (512 KiB at
-    1 GiB, 128 KiB at 64 MiB, 32 KiB at 1 MiB, above); S smaller than a chunk per channel fills less."""
+    full: fill = min(S, chunk x channels) x (14 / 240 GB/s + 1 / 45 GB/s) with Simple's whole 512 KiB chunk;
+    S smaller than a chunk per channel fills less (1 MiB on 8 channels)."""
     system = two_nodes()
     candidate = tree(system)
     per_byte = 14 / 240e9 + 1 / 45e9
     plain = candidate.without_fill()
-    for size, chunk in ((GiB, 524288), (64 * MiB, 131072), (MiB, 32768)):
-        expected = min(size, chunk * system.channels) * per_byte
+    for size in (GiB, 64 * MiB, MiB):
+        expected = min(size, 524288 * system.channels) * per_byte
         assert _time_s(candidate, size) - _time_s(plain, size) == pytest.approx(expected)
 
 
-def test_the_fill_shrinks_with_the_message_not_with_scale():
-    """128 nodes of 8 (depth 14, 32 channels): 64 MiB runs 64 KiB chunks (above), 1 GiB 256 KiB (1 GiB /
-    (32 x 512 KiB) = 64 < 112 -> 128 >= 112), so the fill at 64 MiB is a quarter of that at 1 GiB, not the
-    same 512 KiB a channel a fixed chunk gave both."""
+def test_the_ll128_fill_shrinks_with_the_message():
+    """128 nodes of 8, 32 channels: steps = 1 + 7 + 0.8 = 8.8, halve 576,000 B while S / (32 x chunk) < 70.4
+    128 KiB: 64 MiB runs 72,000 B chunks (3 -> 7 -> 14 at 144,000 B, still above 128 KiB -> 29 at 72,000 B),
+    1 GiB 288,000 B (58 -> 116 >= 70.4), so the LL128 fill at 64 MiB is a quarter of that at 1 GiB; Simple's is
+    the same at both."""
     system = two_nodes(nics_per_node=8, link_rate_Bps=50e9, nodes_per_leaf=256)
-    candidate = next(c for c in _candidates("all_reduce", system, 1024, 128, 8)
-                     if c.algorithm == "tree" and c.protocol == "Simple")
-    fills = [_time_s(candidate, size) - _time_s(candidate.without_fill(), size) for size in (64 * MiB, GiB)]
-    assert fills[0] == pytest.approx(fills[1] / 4)          # 64 KiB against 256 KiB
-    assert fills[1] == pytest.approx(32 * 262144 * candidate.fill_s_per_byte)
+    candidates = {c.protocol: c for c in _candidates("all_reduce", system, 1024, 128, 8) if c.algorithm == "tree"}
+
+    def fills(candidate):
+        return [_time_s(candidate, size) - _time_s(candidate.without_fill(), size) for size in (64 * MiB, GiB)]
+
+    ll128, simple = fills(candidates["LL128"]), fills(candidates["Simple"])
+    assert ll128[0] == pytest.approx(ll128[1] / 4)
+    assert ll128[1] == pytest.approx(32 * 288000 * candidates["LL128"].fill_s_per_byte)
+    assert simple[0] == pytest.approx(simple[1]) == pytest.approx(32 * 524288 * candidates["Simple"].fill_s_per_byte)
 
 
 def test_the_ramp_is_gentler_than_latency_alone():
@@ -111,11 +107,10 @@ def test_ll_on_a_tree_is_rated_as_nccl_does():
 
 def test_whole_chunks_from_the_first_rules_threshold():
     """The scalar shortcut: from channels x chunk x ceil(first threshold) on no rule halves, just below it one
-    does (Simple on 2 nodes of 8: 8 x 512 KiB x 64 = 256 MiB; LL128: 8 x 576,000 x 23)."""
+    does (LL128 on 2 nodes of 8: 8 x 576,000 x 23); a chunk no rule halves is whole from 0 B."""
     from clusterplan.perf.pipeline import unhalved_from_bytes
-    for protocol, chunk in (("Simple", 524288), ("LL128", 576000)):
-        rules = thresholds(protocol, 2, 8)
-        edge = unhalved_from_bytes(8, chunk, rules)
-        assert edge == {"Simple": 256 * MiB, "LL128": 8 * 576000 * 23}[protocol]
-        assert chunk_bytes(edge, 8, chunk, rules) == chunk > chunk_bytes(edge - 1, 8, chunk, rules)
+    rules = thresholds("LL128", 2, 8)
+    edge = unhalved_from_bytes(8, 576000, rules)
+    assert edge == 8 * 576000 * 23
+    assert chunk_bytes(edge, 8, 576000, rules) == 576000 > chunk_bytes(edge - 1, 8, 576000, rules)
     assert unhalved_from_bytes(8, 16384, ()) == 0
