@@ -30,17 +30,17 @@ def test_each_rack_is_one_72_gpu_domain_with_nine_switch_trays(catalog, gpus, ra
 
 
 def test_a_domain_rack_draws_its_trays_and_switch_trays(catalog):
-    """One rack: 18 x (7.13 kW tray + 4 NIC-end modules) + 9 x 0.4 kW switch trays, ~132 kW; the switch trays' 3.6 kW
+    """One rack: 18 x (6.47 kW tray + 4 NIC-end modules) + 9 x 0.4 kW switch trays, ~120 kW; the switch trays' 3.6 kW
     a rack reach the IT power too."""
     built = nvl72(catalog, 144)
     module_w = built.parts.nic_transceiver.power_w
-    rack_w = 18 * (7_130 + 4 * module_w) + 9 * 400
+    rack_w = 18 * (6_470 + 4 * module_w) + 9 * 400
     assert built.racks.rack_power_w[:2] == (pytest.approx(rack_w), pytest.approx(rack_w))
-    assert 120e3 < rack_w < 135e3
+    assert 120e3 < rack_w < 125e3
     assert built.racks.budget_w == 140e3   # the liquid cooling's densest rack, not facility.rack_power_kw
     fabric_w = built.parts.switch.power_w * built.topology.num_switches
     storage_w = built.parts.storage.unit_power_w * built.storage_units
-    optics_w = built.it_power_w - 36 * 7_130 - 18 * 400 - fabric_w - storage_w
+    optics_w = built.it_power_w - 36 * 6_470 - 18 * 400 - fabric_w - storage_w
     assert 0 <= optics_w < 20e3   # what is left is the optics: the switch trays are counted once
 
 
@@ -52,7 +52,7 @@ def test_servers_that_do_not_fill_domains_name_the_key(catalog):
 
 
 def test_air_cooling_cannot_take_a_domain_rack(catalog):
-    """Air cooling's 40 kW per rack cannot take a ~132 kW NVL72 rack: infeasible, naming facility.cooling."""
+    """Air cooling's 40 kW per rack cannot take a ~120 kW NVL72 rack: infeasible, naming facility.cooling."""
     with pytest.raises(InfeasiblePlan) as error:
         nvl72(catalog, 72, 'facility.cooling="air"')
     assert "facility.cooling" in str(error.value) and "40.0 kW" in str(error.value)
