@@ -26,6 +26,7 @@ def test_plan_prices_the_racks_and_predicts_the_workload(capsys):
     doc = json.loads(out)
     design = doc["design"]
     assert (design["nvlink_domain_gpus"], design["num_nvlink_domains"], design["nvlink_switch_trays"]) == (72, 16, 144)
+    assert design["nvlink_domain_racks"] == 1
     assert design["racks"]["compute"] == 16 and design["racks"]["servers_per_rack"] == 18
     assert 120 < design["racks"]["max_rack_power_kw"] < 125
     bom = {line["id"]: line for line in doc["cost"]["bom"]}

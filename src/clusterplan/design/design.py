@@ -217,7 +217,8 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         Gear(name=storage.name, count=storage_units, power_w=storage.unit_power_w, rack_units=storage.unit_rack_units),
         Gear(name=burst.name, count=burst_units, power_w=burst.unit_power_w, rack_units=burst.unit_rack_units)]
     servers = Gear(name=parts.server.name, count=nodes, power_w=server_power, rack_units=parts.server.rack_units)
-    racks = (lay_out_domains(_domain_rack(parts, servers), parts.server.servers_per_domain, infrastructure,
+    racks = (lay_out_domains(_domain_rack(parts, servers), parts.server.servers_per_domain // parts.server.domain_racks,
+                             infrastructure,
                              budget_w=budget_w, cooling_w=parts.cooling.max_rack_power_w,
                              rack_units=parts.rack.rack_units)
              if parts.domain_switch else lay_out(servers, infrastructure, budget_w=budget_w,
@@ -248,9 +249,12 @@ def design(spec: Spec, catalog: Catalog) -> Design:
 
 
 def _domain_rack(parts: Parts, servers: Gear) -> Gear:
-    """One rack-scale NVLink domain as one rack's gear: its servers (compute trays) and NVLink switch trays."""
+    """One rack of a rack-scale NVLink domain as gear: its share of the servers (compute trays) and NVLink switch
+    trays (all of them for NVL72; half for each of NVL36x2's two racks)."""
     server, switch = parts.server, parts.domain_switch
-    per, trays = server.servers_per_domain, server.domain_switches
-    return Gear(name=f"{server.nvlink_domain_gpus}-GPU NVLink rack ({per} x {server.id}, {trays} x {switch.id})",
+    racks = server.domain_racks
+    per, trays = server.servers_per_domain // racks, server.domain_switches // racks
+    return Gear(name=f"{server.nvlink_domain_gpus}-GPU NVLink {'rack' if racks == 1 else f'domain rack (1 of {racks})'} "
+                     f"({per} x {server.id}, {trays} x {switch.id})",
                 count=servers.count // per, power_w=per * servers.power_w + trays * switch.power_w,
                 rack_units=per * servers.rack_units + trays * switch.rack_units)

@@ -54,7 +54,7 @@ def _domain(design: Design) -> dict[str, Any]:
     if design.domain_gpus == design.gpus_per_node:
         return {}
     return {"nvlink_domain_gpus": design.domain_gpus, "num_nvlink_domains": design.num_domains,
-            "nvlink_switch_trays": design.domain_switches}
+            "nvlink_domain_racks": design.parts.server.domain_racks, "nvlink_switch_trays": design.domain_switches}
 
 
 def _design(design: Design) -> dict[str, Any]:

@@ -110,9 +110,12 @@ def test_rack_scale_entries_load_with_their_domain(catalog):
     ("nvlink_domain_gpus = 70\n", "x.nvlink_domain_gpus: must be whole servers of 4 GPUs, got 70"),
     ("nvlink_domain_gpus = 72\n", "x.domain_switch: a domain larger than one server needs its NVLink switch trays"),
     ('domain_switch = "nvlink5-switch-tray"\ndomain_switches = 9\n', "x.domain_switch: a domain larger"),
+    ('nvlink_domain_gpus = 72\ndomain_switch = "nvlink5-switch-tray"\ndomain_switches = 9\ndomain_racks = 2\n',
+     "x.domain_racks: must split the domain's 18 servers and 9 switch trays evenly, got 2"),
 ])
 def test_a_bad_nvlink_domain_names_its_key(extra, message):
-    """A domain that is not whole servers, or a rack-scale domain without switch trays (or trays without one)."""
+    """A domain that is not whole servers, a rack-scale domain without switch trays (or trays without one), racks
+    that do not split the domain evenly."""
     from clusterplan.catalog import Server, parse_family
 
     text = ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nprice_usd = 1\ngpu = "gb200"\nnum_gpus = 4\nmax_nics = 4\n'

@@ -65,3 +65,18 @@ def test_lay_out_domains_packs_infrastructure_within_the_facility_budget():
                              budget_w=20_000, cooling_w=140_000, rack_units=48)
     assert (layout.compute_racks, layout.servers_per_rack, layout.infrastructure_racks) == (4, 18, 3)
     assert layout.max_rack_power_w == 130_000 and layout.num_racks == 7
+
+
+def test_nvl36x2_spreads_each_domain_over_two_racks(catalog):
+    """NVL36x2 at 144 GPUs: 2 domains of 72 over 4 racks of 9 trays and 9 of the domain's 18 switch trays, ~62 kW a
+    rack; the collective model sees the same 72-GPU domains as NVL72's."""
+    from clusterplan.perf.collectives import system_from_design
+
+    built = nvl72(catalog, 144, 'cluster.server="gb200-nvl36x2"')
+    assert (built.num_domains, built.domain_switches) == (2, 36)
+    assert (built.racks.compute_racks, built.racks.servers_per_rack) == (4, 9)
+    rack_w = 9 * (6_470 + 4 * built.parts.nic_transceiver.power_w) + 9 * 400
+    assert built.racks.rack_power_w[:4] == (pytest.approx(rack_w),) * 4 and 60e3 < rack_w < 65e3
+    lines = {line.catalog_id: line for line in bill_of_materials(built)}
+    assert lines["nvlink5-switch-tray"].quantity == 36 and lines["gb200-nvl36x2"].quantity == 36
+    assert system_from_design(built) == system_from_design(nvl72(catalog, 144))
