@@ -35,19 +35,21 @@ def _quote(text: str) -> str:
 
 @st.composite
 def scenarios(draw, *, max_nodes: int = 300, topology: str | None = None) -> Spec:
-    """A valid spec: any GPU on its default server, any fabric, topology and oversubscription."""
+    """A valid spec: any GPU on its default server, any fabric, topology and oversubscription; a rack-scale server
+    (GB200 NVL72) in whole NVLink domains and liquid cooled (air cannot take its rack)."""
     gpu = draw(st.sampled_from(GPUS))
     server = CATALOG.get("servers", CATALOG.get("gpus", gpu).default_server)
+    per = server.servers_per_domain
     overrides = [
         f"cluster.gpu={_quote(gpu)}",
         f"cluster.gpus_per_node={server.num_gpus}",
-        f"cluster.num_nodes={draw(st.integers(1, max_nodes))}",
+        f"cluster.num_nodes={draw(st.integers(1, max(1, max_nodes // per))) * per}",
         f"network.nics_per_node={draw(st.integers(1, server.max_nics))}",
         f"network.fabric={_quote(draw(st.sampled_from(FABRICS)))}",
         f"network.topology={_quote(topology or draw(st.sampled_from(TOPOLOGIES)))}",
         f"network.oversubscription={draw(st.sampled_from(OVERSUBSCRIPTIONS))}",
         "network.tiers=0",
-        f"facility.cooling={_quote(draw(st.sampled_from(['liquid', 'air'])))}",
+        f"facility.cooling={_quote(draw(st.sampled_from(['liquid'] if per > 1 else ['liquid', 'air'])))}",
     ]
     return load_spec(overrides=overrides)
 
@@ -115,9 +117,11 @@ def test_tco_is_capex_plus_one_off_plus_years_of_opex(spec, years, maintenance, 
 @SETTINGS
 @given(data=st.data(), topology=st.sampled_from(TOPOLOGIES), extra=st.integers(1, 299))
 def test_more_nodes_never_cost_less(data, topology, extra):
-    """capex and TCO are non-decreasing in num_nodes (1..300), fat-tree and rail-optimized alike."""
+    """capex and TCO are non-decreasing in num_nodes (1..300), fat-tree and rail-optimized alike (in whole NVLink
+    domains of a rack-scale server)."""
     spec = data.draw(scenarios(max_nodes=300 - extra, topology=topology))
-    smaller, larger = spec, spec.with_nodes(min(300, spec.cluster.num_nodes + extra))
+    per = CATALOG.get("servers", CATALOG.get("gpus", spec.cluster.gpu).default_server).servers_per_domain
+    smaller, larger = spec, spec.with_nodes(min(300 // per * per, spec.cluster.num_nodes + extra * per))
     _, small = _owned(smaller)
     _, large = _owned(larger)
     assert large.capex_usd >= small.capex_usd

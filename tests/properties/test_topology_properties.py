@@ -118,17 +118,20 @@ def test_tier_limits_follow_the_counting_rules():
 
 @st.composite
 def rack_scenarios(draw):
-    """A spec with any GPU, node count, rack power budget and cooling."""
+    """A spec with any GPU, node count, rack power budget and cooling; a rack-scale server (GB200 NVL72) in whole
+    NVLink domains, with a facility budget that takes a fabric switch or storage block (its own rack's draw is the
+    system's, bounded by the cooling)."""
     gpu = draw(st.sampled_from(GPUS))
     server = CATALOG.get("servers", CATALOG.get("gpus", gpu).default_server)
+    per = server.servers_per_domain
     spec = load_spec(overrides=[
         f'cluster.gpu="{gpu}"', f"cluster.gpus_per_node={server.num_gpus}",
         f"network.nics_per_node={draw(st.integers(1, server.max_nics))}",
         f'network.fabric="{draw(st.sampled_from(FABRICS))}"',
         f'facility.cooling="{draw(st.sampled_from(["liquid", "air"]))}"',
         f'facility.rack="{draw(st.sampled_from(["rack-48u", "rack-42u"]))}"', "network.tiers=0"])
-    facility = replace(spec.facility, rack_power_kw=draw(st.floats(2.0, 200.0)))
-    return replace(spec, facility=facility).with_nodes(draw(st.integers(1, 2000)))
+    facility = replace(spec.facility, rack_power_kw=draw(st.floats(2.0 if per == 1 else 20.0, 200.0)))
+    return replace(spec, facility=facility).with_nodes(draw(st.integers(1, 2000 // per)) * per)
 
 
 @settings(deadline=None, max_examples=100)
@@ -140,11 +143,16 @@ def test_racks_stay_within_power_and_hold_every_server(spec):
     cooling = CATALOG.get("cooling", spec.facility.cooling)
     budget_w = min(spec.facility.rack_power_kw * 1e3, cooling.max_rack_power_w)
     server_w = parts.max_power_w + spec.network.nics_per_node * nic_optics.power_w
+    rack_w = server_w   # the least a compute rack holds: one server, or one rack-scale domain with its switch trays
+    if parts.servers_per_domain > 1:
+        budget_w = cooling.max_rack_power_w   # a domain rack's draw is the system's; the cooling must take it
+        rack_w = (parts.servers_per_domain * server_w
+                  + parts.domain_switches * CATALOG.get("switches", parts.domain_switch).power_w)
     try:
         built = design(spec, CATALOG)
     except InfeasiblePlan:
         event("infeasible")
-        assert budget_w < server_w  # infeasible only when one server is over a rack's budget
+        assert budget_w < rack_w  # infeasible only when one server (or domain) is over a rack's budget
         return
     racks, nodes = built.racks, spec.cluster.num_nodes
     assert racks.budget_w == budget_w

@@ -10,7 +10,7 @@ from clusterplan.catalog import load_catalog
 
 DATA = Path(__file__).parents[2] / "benchmarks" / "data" / "validation" / "bf16_matmul_ceilings.csv"
 CALIBRATED = "h100-sxm"
-FROM_CEILING = ("b200", "mi300x")
+FROM_CEILING = ("b200", "gb200", "mi300x")
 
 
 def fractions() -> dict[str, float]:

@@ -97,11 +97,35 @@ class Server(Priced):
     max_power_w: float = unit("W")
     typical_power_w: float = unit("W")
     rack_units: int
+    # The NVLink (scale-up) domain: the GPUs one NVLink switch system joins (docs/nvl72.md). 0 = the server's own
+    # GPUs (an HGX baseboard); a rack-scale system (GB200 NVL72) joins the GPUs of many servers (its compute trays)
+    # through ``domain_switches`` NVLink switch trays (catalog id ``domain_switch``), over ``domain_racks`` racks
+    # (1: NVL72; 2: NVL36x2, each rack half the trays and half the switch trays).
+    nvlink_domain_gpus: int = 0
+    domain_switch: str = ""
+    domain_switches: int = 0
+    domain_racks: int = 1
 
     def __post_init__(self) -> None:
         Priced.__post_init__(self)
         check(0 < self.typical_power_w <= self.max_power_w, "typical_power_w",
               f"must be > 0 and <= max_power_w ({self.max_power_w}), got {self.typical_power_w}")
+        if not self.nvlink_domain_gpus:
+            object.__setattr__(self, "nvlink_domain_gpus", self.num_gpus)
+        check(self.nvlink_domain_gpus % self.num_gpus == 0, "nvlink_domain_gpus",
+              f"must be whole servers of {self.num_gpus} GPUs, got {self.nvlink_domain_gpus}")
+        rack_scale = self.nvlink_domain_gpus > self.num_gpus
+        check(rack_scale == bool(self.domain_switch and self.domain_switches > 0), "domain_switch",
+              "a domain larger than one server needs its NVLink switch trays (domain_switch, domain_switches > 0), "
+              "and only such a domain has them")
+        check(self.domain_racks >= 1 and self.servers_per_domain % self.domain_racks == 0
+              and self.domain_switches % self.domain_racks == 0, "domain_racks",
+              f"must split the domain's {self.servers_per_domain} servers and {self.domain_switches} switch trays "
+              f"evenly, got {self.domain_racks}")
+
+    @property
+    def servers_per_domain(self) -> int:
+        return self.nvlink_domain_gpus // self.num_gpus
 
     @property
     def per(self) -> str:

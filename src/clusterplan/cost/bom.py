@@ -42,6 +42,9 @@ def bill_of_materials(design: Design) -> tuple[LineItem, ...]:
     lines = [
         _line("compute", parts.gpu, design.num_gpus),
         _line("compute", parts.server, design.num_nodes),
+        *([_line("compute", parts.domain_switch, design.domain_switches,
+                 f"{parts.domain_switch.name} ({design.num_domains} NVLink domains of {design.domain_gpus} GPUs)")]
+          if parts.domain_switch else []),
         _line("network", parts.nic, design.num_nodes * design.nics_per_node),
         *switches,
         *cabling_lines(design.cabling),

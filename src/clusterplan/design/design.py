@@ -9,7 +9,7 @@ from typing import Any
 from clusterplan.catalog import (Cable, Catalog, Cooling, Fabric, Gpu, Nic, Pdu, Rack, Server, Service,
                                  StorageTier, Switch, Transceiver)
 from clusterplan.design.cabling import CableRun, Media, cable_runs
-from clusterplan.design.racks import Gear, RackLayout, lay_out
+from clusterplan.design.racks import Gear, RackLayout, lay_out, lay_out_domains
 from clusterplan.design.topology import Topology, fat_tree
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
@@ -35,6 +35,7 @@ class Parts:
     cooling: Cooling
     integration: Service
     media: Media                # the fabric's parts for each medium (design/cabling.py)
+    domain_switch: Switch | None = None   # a rack-scale server's NVLink switch tray (None: the domain is the server)
 
 
 @dataclass(**FROZEN)
@@ -66,6 +67,20 @@ class Design:
     @property
     def num_gpus(self) -> int:
         return self.num_nodes * self.gpus_per_node
+
+    @property
+    def domain_gpus(self) -> int:
+        """GPUs of one NVLink (scale-up) domain: the server's own, or a rack-scale system's (docs/nvl72.md)."""
+        return self.parts.server.nvlink_domain_gpus
+
+    @property
+    def num_domains(self) -> int:
+        return self.num_gpus // self.domain_gpus
+
+    @property
+    def domain_switches(self) -> int:
+        """NVLink switch trays of every rack-scale domain (0 where the domain is one server)."""
+        return self.num_domains * self.parts.server.domain_switches if self.parts.domain_switch else 0
 
     @property
     def facility_power_w(self) -> float:
@@ -144,6 +159,8 @@ def resolve(spec: Spec, catalog: Catalog) -> Parts:
         pdu=catalog.get("pdus", spec.facility.pdu, key="facility.pdu"),
         cooling=catalog.get("cooling", spec.facility.cooling, key="facility.cooling"),
         integration=catalog.get("services", spec.facility.integration, key="facility.integration"),
+        domain_switch=catalog.get("switches", server.domain_switch, key="cluster.server") if server.domain_switch
+        else None,
     )
     _check_fit(spec, parts)
     return parts
@@ -171,6 +188,9 @@ def _check_fit(spec: Spec, parts: Parts) -> None:
     if network.nics_per_node > server.max_nics:
         raise ConfigError(f"server {server.id!r} holds at most {server.max_nics} fabric NICs, "
                           f"got {network.nics_per_node}", key="network.nics_per_node")
+    if cluster.num_nodes % server.servers_per_domain:
+        raise ConfigError(f"server {server.id!r} comes in NVLink domains of {server.servers_per_domain} servers "
+                          f"({server.nvlink_domain_gpus} GPUs), got {cluster.num_nodes} servers", key="cluster.num_nodes")
 
 
 def design(spec: Spec, catalog: Catalog) -> Design:
@@ -191,14 +211,18 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         standard_switch_modules / max(topology.num_switches, 1))
     server_power = parts.server.max_power_w + parts.nic_transceiver.power_w * network.nics_per_node
     budget_w = min(spec.facility.rack_power_kw * 1e3, parts.cooling.max_rack_power_w)
-    racks = lay_out(
-        Gear(name=parts.server.name, count=nodes, power_w=server_power, rack_units=parts.server.rack_units),
-        [Gear(name=parts.switch.name, count=topology.num_switches, power_w=switch_power,
-              rack_units=parts.switch.rack_units),
-         Gear(name=storage.name, count=storage_units, power_w=storage.unit_power_w,
-              rack_units=storage.unit_rack_units),
-         Gear(name=burst.name, count=burst_units, power_w=burst.unit_power_w, rack_units=burst.unit_rack_units)],
-        budget_w=budget_w, rack_units=parts.rack.rack_units)
+    infrastructure = [
+        Gear(name=parts.switch.name, count=topology.num_switches, power_w=switch_power,
+             rack_units=parts.switch.rack_units),
+        Gear(name=storage.name, count=storage_units, power_w=storage.unit_power_w, rack_units=storage.unit_rack_units),
+        Gear(name=burst.name, count=burst_units, power_w=burst.unit_power_w, rack_units=burst.unit_rack_units)]
+    servers = Gear(name=parts.server.name, count=nodes, power_w=server_power, rack_units=parts.server.rack_units)
+    racks = (lay_out_domains(_domain_rack(parts, servers), parts.server.servers_per_domain // parts.server.domain_racks,
+                             infrastructure,
+                             budget_w=budget_w, cooling_w=parts.cooling.max_rack_power_w,
+                             rack_units=parts.rack.rack_units)
+             if parts.domain_switch else lay_out(servers, infrastructure, budget_w=budget_w,
+                                                 rack_units=parts.rack.rack_units))
     # racks are laid out with the standard optics' power; the total below counts each run's own modules
     runs = cable_runs(topology, racks, parts.media, num_nodes=nodes, nics_per_node=network.nics_per_node)
     nic_modules = sum(run.nic_modules for run in runs)
@@ -207,6 +231,8 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         run.switch_modules * run.switch_transceiver.power_w for run in runs if run.switch_transceiver)
     shared_w = (parts.switch.power_w * topology.num_switches + storage.unit_power_w * storage_units
                 + burst.unit_power_w * burst_units)
+    if parts.domain_switch:   # the NVLink switch trays of every rack-scale domain
+        shared_w += parts.domain_switch.power_w * parts.server.domain_switches * nodes // parts.server.servers_per_domain
     return Design(
         parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
         nics_per_node=network.nics_per_node, topology=topology,
@@ -220,3 +246,15 @@ def design(spec: Spec, catalog: Catalog) -> Design:
         it_typical_power_w=nodes * parts.server.typical_power_w + optics_w + shared_w,
         pue=spec.facility.pue, staff=staffing(spec.staff, spec.cluster.num_gpus),
     )
+
+
+def _domain_rack(parts: Parts, servers: Gear) -> Gear:
+    """One rack of a rack-scale NVLink domain as gear: its share of the servers (compute trays) and NVLink switch
+    trays (all of them for NVL72; half for each of NVL36x2's two racks)."""
+    server, switch = parts.server, parts.domain_switch
+    racks = server.domain_racks
+    per, trays = server.servers_per_domain // racks, server.domain_switches // racks
+    return Gear(name=f"{server.nvlink_domain_gpus}-GPU NVLink {'rack' if racks == 1 else f'domain rack (1 of {racks})'} "
+                     f"({per} x {server.id}, {trays} x {switch.id})",
+                count=servers.count // per, power_w=per * servers.power_w + trays * switch.power_w,
+                rack_units=per * servers.rack_units + trays * switch.rack_units)

@@ -48,6 +48,34 @@ def lay_out(servers: Gear, infrastructure: list[Gear], *, budget_w: float, rack_
         raise InfeasiblePlan(
             f"one {servers.name} needs {servers.power_w / 1e3:.1f} kW and {servers.rack_units}U, "
             f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U (facility.rack_power_kw, facility.cooling)")
+    racks = _pack(infrastructure, budget_w=budget_w, rack_units=rack_units)
+    compute = math.ceil(servers.count / per_rack)
+    filled = [min(per_rack, servers.count - i * per_rack) * servers.power_w for i in range(compute)]
+    powers = (*filled, *racks)
+    return RackLayout(compute_racks=compute, servers_per_rack=per_rack, infrastructure_racks=len(racks),
+                      max_rack_power_w=max(powers), budget_w=budget_w, rack_units=rack_units,
+                      rack_power_w=powers)
+
+
+def lay_out_domains(domain: Gear, servers_per_domain: int, infrastructure: list[Gear], *, budget_w: float,
+                    cooling_w: float, rack_units: int) -> RackLayout:
+    """One rack per rack-scale NVLink ``domain`` (its compute trays and NVLink switch trays, the vendor's rack),
+    and the ``infrastructure`` gear packed as ``lay_out`` packs it. The domain rack's draw is the system's own; the
+    facility's cooling must take it (``cooling_w``: the layout's budget), the per-rack ``budget_w`` binds the
+    infrastructure racks only."""
+    if domain.power_w > cooling_w or domain.rack_units > rack_units:
+        raise InfeasiblePlan(
+            f"one {domain.name} needs {domain.power_w / 1e3:.1f} kW and {domain.rack_units}U, the cooling takes "
+            f"{cooling_w / 1e3:.1f} kW per rack and a rack has {rack_units}U (facility.cooling, facility.rack)")
+    racks = _pack(infrastructure, budget_w=budget_w, rack_units=rack_units)
+    powers = (*[domain.power_w] * domain.count, *racks)
+    return RackLayout(compute_racks=domain.count, servers_per_rack=servers_per_domain,
+                      infrastructure_racks=len(racks), max_rack_power_w=max(powers), budget_w=cooling_w,
+                      rack_units=rack_units, rack_power_w=powers)
+
+
+def _pack(infrastructure: list[Gear], *, budget_w: float, rack_units: int) -> list[float]:
+    """Infrastructure racks, first-fit by decreasing power within the budget and the units: each rack's draw."""
     racks: list[list[float]] = []  # [power_w, units] per infrastructure rack
     boxes = [(g.power_w, g.rack_units, g.name) for g in infrastructure for _ in range(g.count)]
     for power_w, units, name in sorted(boxes, reverse=True):
@@ -61,9 +89,4 @@ def lay_out(servers: Gear, infrastructure: list[Gear], *, budget_w: float, rack_
                 break
         else:
             racks.append([power_w, units])
-    compute = math.ceil(servers.count / per_rack)
-    filled = [min(per_rack, servers.count - i * per_rack) * servers.power_w for i in range(compute)]
-    powers = (*filled, *(r[0] for r in racks))
-    return RackLayout(compute_racks=compute, servers_per_rack=per_rack, infrastructure_racks=len(racks),
-                      max_rack_power_w=max(powers), budget_w=budget_w, rack_units=rack_units,
-                      rack_power_w=powers)
+    return [rack[0] for rack in racks]

@@ -119,19 +119,27 @@ class System:
         return int(min(32, max(2, 2 * math.ceil(self.node_net_bw_Bps / 12.5e9))))
 
 
-def system_from_design(design) -> System:
-    """The collective view of a planned cluster (``clusterplan.design.Design``)."""
+def system_from_design(design, domain_gpus: int = 0) -> System:
+    """The collective view of a planned cluster (``clusterplan.design.Design``).
+
+    The model's "node" is the NVLink (scale-up) domain: one server on HGX, a whole rack of compute trays on a
+    rack-scale system (GB200 NVL72: 72 GPUs and their 72 NICs). ``domain_gpus`` is how many GPUs of each domain a
+    job uses (default: all of them); the domain's NICs follow its GPUs (docs/nvl72.md).
+    """
     gpu, fabric, topology = design.parts.gpu, design.parts.fabric, design.topology
     intra = gpu.nvlink_bw_Bps if gpu.intra_node != "pcie" else gpu.pcie_bw_Bps
     rail = topology.kind == "rail-optimized"
     per_leaf = topology.endpoints_per_leaf if rail else topology.endpoints_per_leaf // design.nics_per_node
-    return System(gpus_per_node=design.gpus_per_node, intra_node=gpu.intra_node, intra_bw_Bps=intra,
+    servers = design.domain_gpus // design.gpus_per_node   # servers per domain: 1 on HGX
+    domain = domain_gpus or design.domain_gpus
+    nics = design.nics_per_node * domain // design.gpus_per_node if servers > 1 else design.nics_per_node
+    return System(gpus_per_node=domain, intra_node=gpu.intra_node, intra_bw_Bps=intra,
                   intra_efficiency=gpu.intra_efficiency, nvls=gpu.nvls, nvls_efficiency=gpu.nvls_efficiency,
-                  nics_per_node=design.nics_per_node, link_rate_Bps=fabric.link_rate_Bps,
+                  nics_per_node=nics, link_rate_Bps=fabric.link_rate_Bps,
                   net_efficiency=fabric.efficiency, net_latency_s=fabric.latency_s,
-                  hop_latency_s=fabric.hop_latency_s, nodes_per_leaf=max(1, per_leaf), tiers=topology.tiers,
-                  bisection_fraction=topology.bisection_fraction, adaptive_routing=fabric.adaptive_routing,
-                  rail_optimized=rail)
+                  hop_latency_s=fabric.hop_latency_s, nodes_per_leaf=max(1, per_leaf // servers),
+                  tiers=topology.tiers, bisection_fraction=topology.bisection_fraction,
+                  adaptive_routing=fabric.adaptive_routing, rail_optimized=rail)
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,11 +103,12 @@ def table() -> dict:
 
 
 def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, attention: str, technology: str,
-                  seq_len: int, experts: int = 1) -> Band:
-    """The band of a training prediction (step time, tokens/s, time- and cost-to-train)."""
+                  seq_len: int, experts: int = 1, domain_gpus: int = 0) -> Band:
+    """The band of a training prediction (step time, tokens/s, time- and cost-to-train); ``domain_gpus``: the
+    cluster's NVLink domain (0 = one server's)."""
     kind = table()["training"]
     envelope = kind["envelope"]
-    reasons = []
+    reasons = _domain_reasons(domain_gpus, envelope["gpus_per_node"])
     if gpu not in envelope["gpus"]:
         reasons.append(f"no validated run on {gpu}")
     elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
@@ -124,11 +125,12 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
     return _band("training", kind, key, reasons)
 
 
-def collective_band(*, gpu: str, num_nodes: int, size_bytes: float, technology: str) -> Band:
-    """The band of a collective's predicted time (its bandwidths take the inverse)."""
+def collective_band(*, gpu: str, num_nodes: int, size_bytes: float, technology: str, domain_gpus: int = 0) -> Band:
+    """The band of a collective's predicted time (its bandwidths take the inverse); ``num_nodes`` counts NVLink
+    domains, ``domain_gpus`` their GPUs (0 = one server's)."""
     kind = table()["collectives"]
     envelope = kind["envelope"]
-    reasons = []
+    reasons = _domain_reasons(domain_gpus, table()["training"]["envelope"]["gpus_per_node"])
     if gpu not in envelope["gpus"]:
         reasons.append(f"no validated collective on {gpu}")
     if num_nodes > 1 and technology not in envelope["technologies"]:
@@ -137,6 +139,13 @@ def collective_band(*, gpu: str, num_nodes: int, size_bytes: float, technology: 
         reasons.append(f"{num_nodes:,} nodes, more than any validated collective ({envelope['max_num_nodes']:,})")
     key = collective_regime(gpu=gpu, num_nodes=num_nodes, size_bytes=size_bytes)
     return _band("collectives", kind, key, reasons)
+
+
+def _domain_reasons(domain_gpus: int, validated_gpus: int) -> list[str]:
+    """Why a rack-scale NVLink domain is out of domain: every validated run had one of at most a server's GPUs."""
+    if domain_gpus > validated_gpus:
+        return [f"an NVLink domain of {domain_gpus} GPUs (every validated run: {validated_gpus}-GPU servers)"]
+    return []
 
 
 def _band(name: str, kind: dict, key: tuple[str, ...], reasons: list[str]) -> Band:

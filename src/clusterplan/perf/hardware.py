@@ -70,11 +70,12 @@ def precision_peak_flops(hw: Hardware, options: Options) -> float:
     return dense * (2 if options.sparsity_speedup > 1 else 1)
 
 
-def hardware(design, gemm_efficiency: float = 0.0) -> Hardware:
-    """The step model's view of a planned cluster; ``gemm_efficiency`` (measured) replaces the catalog's when set."""
+def hardware(design, gemm_efficiency: float = 0.0, domain_gpus: int = 0) -> Hardware:
+    """The step model's view of a planned cluster; ``gemm_efficiency`` (measured) replaces the catalog's when set;
+    ``domain_gpus``: the GPUs of each NVLink domain the job uses (default all; ``system_from_design``)."""
     gpu = design.parts.gpu
     return Hardware(peak_flops=gpu.bf16_flops, fp8_flops=gpu.fp8_flops or gpu.bf16_flops, hbm_bytes=gpu.hbm_bytes,
                     hbm_bw_Bps=gpu.hbm_bw_Bps, gemm_efficiency=gemm_efficiency or gpu.gemm_efficiency,
                     gemm_k0=gpu.gemm_k0,
                     attention_efficiency=gpu.attention_efficiency, flash2_efficiency=gpu.flash2_efficiency,
-                    system=system_from_design(design))
+                    system=system_from_design(design, domain_gpus))

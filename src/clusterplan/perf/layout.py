@@ -238,7 +238,8 @@ def _grid(model: Transformer, num_gpus: int, gpus_per_node: int, constraints: Co
     powers = [2 ** i for i in range(15)]
     divisors = [d for d in range(1, num_gpus + 1) if num_gpus % d == 0]
     recompute = [RECOMPUTE.index(name) for name in choices("recompute", list(RECOMPUTE))]
-    axes = (choices("tp", [t for t in powers if t <= min(gpus_per_node, model.heads)]),
+    # tp inside one NVLink domain, its groups tiling it (a rack of 72 takes 1-8, 64 of it 1-64)
+    axes = (choices("tp", [t for t in powers if t <= min(gpus_per_node, model.heads) and gpus_per_node % t == 0]),
             choices("pp", [p for p in divisors if p <= model.layers]),
             choices("cp", [1, 2, 4]),
             choices("mbs", [1, 2, 4, 8, 16]),

@@ -5,12 +5,15 @@ Every field is a float for one layout (``Layout``) and a numpy array for a grid 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import expert_tp
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, ceil, clip, maximum, where
+from clusterplan.perf.numeric import as_float, ceil, clip, is_array, maximum, where
 from clusterplan.schema import FROZEN
 
 
@@ -43,7 +46,7 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     layers = virtual_stages * ceil(model.layers / as_float(pp * virtual_stages))
     ends = where(pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
                  model.embedding_params + model.output_params)
-    dp_local = clip(gpus_per_node // (tp * cp), 1, dp)
+    dp_local = ranks_per_domain(gpus_per_node // (tp * cp), dp)
     shard = where(options.sharding == "hybrid", dp_local, dp)
     # routed experts of one layer (averaged over the layers), held 1 / ep by each GPU, split etp ways (tp by
     # default, as Megatron; or whole, etp 1, the expert-parallel group then folded over the tp x dp ranks)
@@ -55,6 +58,17 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
                  micro_batches=options.global_batch / (as_float(dp) * mbs),
                  tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
                  params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, dp_local=dp_local,
-                 shard=shard, ep=as_float(ep), ep_local=clip(gpus_per_node // (etp * cp), 1, ep),
+                 shard=shard, ep=as_float(ep), ep_local=ranks_per_domain(gpus_per_node // (etp * cp), ep),
                  expert_tp=as_float(etp), expert_params=where(folded, experts, 0.0),
                  expert_shard=maximum(shard * tp // (ep * etp), 1))
+
+
+def ranks_per_domain(places, group):
+    """Ranks of one ``group`` (data- or expert-parallel) that share an NVLink domain holding ``places`` of its
+    ranks: as many as there are places, at most the group, where they tile it; else the greatest common divisor
+    (a 72-GPU domain at tp 8 has 9 places: a data-parallel group of 16 then meets its peers one per domain, the
+    uniform placement the collective model prices). On 8-GPU servers the places always tile a group."""
+    local = clip(places, 1, group)
+    if is_array(local, group):
+        return np.where(group % np.maximum(local, 1) == 0, local, np.gcd(group, local))
+    return local if not local or group % local == 0 else math.gcd(int(group), int(local))

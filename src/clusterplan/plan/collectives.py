@@ -63,6 +63,8 @@ def collectives(spec: Spec, catalog: Catalog | None = None, *, op: str, sizes: S
         raise ConfigError(f"must be between 1 and the cluster's {built.num_gpus} GPUs, got {gpus}", key="--gpus")
     if gpus > built.gpus_per_node and gpus % built.gpus_per_node:
         raise ConfigError(f"{gpus} GPUs do not fill whole nodes of {built.gpus_per_node}", key="--gpus")
+    if gpus > built.domain_gpus and gpus % built.domain_gpus:
+        raise ConfigError(f"{gpus} GPUs do not fill whole NVLink domains of {built.domain_gpus}", key="--gpus")
     if measured is not None and measured.op and measured.op != op:
         raise ConfigError(f"the file is a {measured.op} run, not {op}; pass --op {measured.op}",
                           source=measured.source)
@@ -83,6 +85,8 @@ def group(spec: Spec, built: Design, *, op: str, sizes: Sequence[int], gpus: int
         prediction = calibrated(prediction, fit) if fit is not None else prediction
     nodes = prediction.num_nodes
     bands = tuple(collective_band(gpu=built.parts.gpu.id, num_nodes=nodes, size_bytes=size,
-                                  technology=built.parts.fabric.technology) for size, _ in rows)
+                                  technology=built.parts.fabric.technology,
+                                  domain_gpus=built.domain_gpus if built.domain_gpus > built.gpus_per_node else 0)
+                  for size, _ in rows)
     return Collectives(spec=spec, design=built, prediction=prediction, dtype=dtype,
                        counts=tuple(count for _, count in rows), measured=measured, calibrated=fitted, bands=bands)

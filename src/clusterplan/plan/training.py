@@ -81,8 +81,8 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
     ``reliability.days``. ``catalog`` gives the failure rates.
     """
     job = resolve(spec.workload, built)
-    found = search(job.model, hardware(built, spec.workload.gemm_efficiency), job.options, job.num_gpus,
-                   job.fixed, top=top, global_batches=job.global_batches)
+    found = search(job.model, hardware(built, spec.workload.gemm_efficiency, job.domain_gpus), job.options,
+                   job.num_gpus, job.fixed, top=top, global_batches=job.global_batches)
     best = found.best[0] if found.best else None
     raw_s = raw_time_to_train_s(spec.workload.tokens, best)
     reliability, offer_goodputs = None, {}
@@ -102,7 +102,8 @@ def evidence(built: Design, model: Transformer, options: Options, num_gpus: int)
     """The validated regime of a job on ``built`` and its band (out of domain: why, and the widest band)."""
     return training_band(gpu=built.parts.gpu.id, precision=options.precision, num_gpus=num_gpus,
                          params=model.params, attention=options.attention, technology=built.parts.fabric.technology,
-                         seq_len=options.seq_len, experts=model.experts)
+                         seq_len=options.seq_len, experts=model.experts,
+                         domain_gpus=built.domain_gpus)
 
 
 def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,

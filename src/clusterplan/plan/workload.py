@@ -33,6 +33,7 @@ class Job:
     options: Options
     fixed: Constraints            # the layout choices held fixed; the search chooses the rest
     global_batches: tuple[int, ...]   # the global batches the search may choose (one when the scenario fixes it)
+    domain_gpus: int = 0          # GPUs of each NVLink domain the job uses; 0 = all (docs/nvl72.md)
 
 
 def workload_model(workload: Workload, default: str = "") -> Transformer:
@@ -77,10 +78,38 @@ def job_gpus(workload: Workload, design: Design) -> int:
     return gpus
 
 
+def job_domain_gpus(gpus: int, design: Design) -> int:
+    """The GPUs of each NVLink domain a job of ``gpus`` uses; 0 = the whole domain (always so on HGX).
+
+    On a rack-scale domain (72 GPUs of 18 trays) a job uses whole domains where it can; else, when it is smaller,
+    one domain; else the most whole trays of each domain that divide it (a 1,024-GPU job takes 64 of each 72:
+    16 trays of 18, the other two spare, as NVIDIA's 2,496-GPU GB200 MLPerf runs took 39 x 64).
+    """
+    domain, per_server = design.domain_gpus, design.gpus_per_node
+    if domain == per_server or gpus % domain == 0:
+        return 0
+    if gpus < domain:
+        return gpus
+    used = next(count for count in range(domain, 0, -per_server) if gpus % count == 0)
+    if gpus // used > design.num_domains:
+        raise ConfigError(f"{gpus:,} GPUs take {used} of each {domain}-GPU NVLink domain, {gpus // used} domains; "
+                          f"the cluster has {design.num_domains}", key="workload.gpus")
+    return used
+
+
+def _check_tp(tp: int, used: int, domain: int) -> None:
+    """A fixed tp must tile the GPUs the job uses of each NVLink domain (or span whole ones): a group straddling
+    two domains would run over the scale-out fabric at its slowest member's link."""
+    if tp and used % tp and tp % used:
+        raise ConfigError(f"tp = {tp} does not tile the {used} GPUs the job uses of each {domain}-GPU NVLink "
+                          f"domain (its groups would straddle domains); use a divisor of {used}", key="workload.tp")
+
+
 def resolve(workload: Workload, design: Design) -> Job:
     """The job ``workload`` asks for on ``design``; fixed degrees that cannot hold are errors naming the key."""
     model = workload_model(workload)
     gpus = job_gpus(workload, design)
+    domain_gpus = job_domain_gpus(gpus, design)
     for key in ("tp", "pp", "dp", "cp"):
         value = getattr(workload, key)
         if value and gpus % value:
@@ -89,6 +118,7 @@ def resolve(workload: Workload, design: Design) -> Job:
         raise ConfigError(f"the model's {model.heads} attention heads are not divisible by tp = {workload.tp}",
                           key="workload.tp")
     _check_expert_parallel(workload, model, gpus)
+    _check_tp(workload.tp, domain_gpus or design.domain_gpus, design.domain_gpus)
     fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
     if all((workload.tp, workload.pp, workload.dp)) and fixed_product != gpus:
         raise ConfigError(f"tp x pp x dp x cp = {fixed_product}, not the {gpus} GPUs", key="workload.dp")
@@ -105,7 +135,8 @@ def resolve(workload: Workload, design: Design) -> Job:
                         virtual_stages=workload.virtual_stages or None, recompute=workload.recompute or None,
                         zero=workload.zero if workload.zero >= 0 else None, ep=workload.ep or None,
                         etp=workload.etp if workload.etp >= 0 else None)
-    return Job(model=model, num_gpus=gpus, options=options, fixed=fixed, global_batches=batches)
+    return Job(model=model, num_gpus=gpus, options=options, fixed=fixed, global_batches=batches,
+               domain_gpus=domain_gpus)
 
 
 def _check_expert_parallel(workload: Workload, model: Transformer, gpus: int) -> None:

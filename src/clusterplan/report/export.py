@@ -49,6 +49,14 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
+def _domain(design: Design) -> dict[str, Any]:
+    """A rack-scale NVLink domain's keys (none where the domain is one server, as on HGX): docs/nvl72.md."""
+    if design.domain_gpus == design.gpus_per_node:
+        return {}
+    return {"nvlink_domain_gpus": design.domain_gpus, "num_nvlink_domains": design.num_domains,
+            "nvlink_domain_racks": design.parts.server.domain_racks, "nvlink_switch_trays": design.domain_switches}
+
+
 def _design(design: Design) -> dict[str, Any]:
     """Nodes, racks, power, fabric and storage of the design."""
     topology, parts, racks = design.topology, design.parts, design.racks
@@ -56,6 +64,7 @@ def _design(design: Design) -> dict[str, Any]:
         "gpu": parts.gpu.id, "server": parts.server.id,
         "num_gpus": design.num_gpus, "num_nodes": design.num_nodes,
         "gpus_per_node": design.gpus_per_node,
+        **_domain(design),
         "num_racks": racks.num_racks,
         "racks": {"compute": racks.compute_racks, "infrastructure": racks.infrastructure_racks,
                   "servers_per_rack": racks.servers_per_rack,
@@ -297,8 +306,12 @@ def collectives_document(result: Collectives) -> dict[str, Any]:
         "schema": COLLECTIVES_SCHEMA, "version": __version__, "op": op, "dtype": dtype,
         "redop": "sum" if reduces else "none", "root": 0 if op in ("broadcast", "reduce") else -1,
         "bus_factor": bus_factor(op, prediction.num_ranks),
-        "group": {"num_gpus": prediction.num_ranks, "num_nodes": prediction.num_nodes,
-                  "gpus_per_node": min(prediction.num_ranks, design.gpus_per_node), "gpu": design.parts.gpu.id,
+        "group": {"num_gpus": prediction.num_ranks,
+                  "num_nodes": prediction.num_ranks // min(prediction.num_ranks, design.gpus_per_node),
+                  "gpus_per_node": min(prediction.num_ranks, design.gpus_per_node),
+                  **({"num_nvlink_domains": prediction.num_nodes, "nvlink_domain_gpus": design.domain_gpus}
+                     if design.domain_gpus > design.gpus_per_node else {}),
+                  "gpu": design.parts.gpu.id,
                   "fabric": design.parts.fabric.id, "topology": design.topology.kind,
                   "jitter_cv": design.parts.fabric.jitter_cv,
                   "straggler_slowdown": straggler_slowdown(prediction.num_ranks, design.parts.fabric.jitter_cv)},

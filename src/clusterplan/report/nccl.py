@@ -11,7 +11,9 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
     measured = any(row.get("measured") for row in rows)
     write = stream.write
     write(f"# clusterplan collectives: {doc['op']} predicted on {group['num_gpus']:,} x {group['gpu']} "
-          f"({group['num_nodes']:,} node{'s' if group['num_nodes'] > 1 else ''} x {group['gpus_per_node']}), "
+          f"({group['num_nodes']:,} node{'s' if group['num_nodes'] > 1 else ''} x {group['gpus_per_node']}"
+          + (f", {group['num_nvlink_domains']:,} NVLink domain{'s' if group['num_nvlink_domains'] > 1 else ''} of "
+             f"{group['nvlink_domain_gpus']}" if "nvlink_domain_gpus" in group else "") + "), "
           f"{group['fabric']} {group['topology']}\n")
     write("# model: NCCL-like choice of algorithm and protocol per size (docs/collectives.md)\n#\n")
     head = (f"# {'size':>10} {'count':>12} {'type':>8} {'redop':>6} {'root':>5} {'time':>10} {'algbw':>7} "

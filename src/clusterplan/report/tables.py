@@ -29,8 +29,10 @@ class Table:
 def plan_heading(doc: dict[str, Any]) -> str:
     """One line naming the cluster, as the terminal view starts."""
     design, fabric = doc["design"], doc["design"]["fabric"]
-    return (f"{design['num_gpus']:,} x {design['gpu']} ({design['num_nodes']:,} nodes x {design['gpus_per_node']}), "
-            f"{fabric['id']} {fabric['topology']}, {doc['cost']['years']} years")
+    domains = (f", {design['num_nvlink_domains']:,} NVLink domains of {design['nvlink_domain_gpus']}"
+               if "nvlink_domain_gpus" in design else "")
+    return (f"{design['num_gpus']:,} x {design['gpu']} ({design['num_nodes']:,} nodes x {design['gpus_per_node']}"
+            f"{domains}), {fabric['id']} {fabric['topology']}, {doc['cost']['years']} years")
 
 
 def _never(month: int | None) -> Cell:

@@ -45,7 +45,13 @@ def _design(console: Console, design: dict[str, Any]) -> None:
     console.print(f"[bold]Fabric[/bold]: {fabric['tiers']}-tier {fabric['topology']} of {fabric['radix']}-port "
                   f"switches at {fabric['link_rate_Bps'] * 8 / 1e9:g} Gb/s: {switches}; links {links}; "
                   f"bisection {fabric['bisection_bw_Bps_per_gpu'] / 1e9:.1f} GB/s per GPU")
-    console.print(f"[bold]Racks[/bold]: {racks['servers_per_rack']} servers per rack; heaviest rack "
+    domain = ""
+    if "nvlink_domain_gpus" in design:
+        spans = design["nvlink_domain_racks"]
+        trays = design["nvlink_switch_trays"] // (design["num_nvlink_domains"] * spans)
+        domain = (f" ({'one' if spans == 1 else f'1 of the {spans} racks of a'} {design['nvlink_domain_gpus']}-GPU "
+                  f"NVLink domain, with {trays} switch trays; the budget is the cooling's)")
+    console.print(f"[bold]Racks[/bold]: {racks['servers_per_rack']} servers per rack{domain}; heaviest rack "
                   f"{racks['max_rack_power_kw']:.1f} kW of {racks['rack_budget_kw']:.1f} kW")
     burst = design["burst_buffer"]
     console.print(f"[bold]Storage[/bold]: {_tier(design['storage'])}"

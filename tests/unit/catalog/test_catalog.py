@@ -103,3 +103,37 @@ def test_a_fabric_without_adaptive_routing_takes_its_technology_default():
                                                    ("spectrum-x", "ethernet", "adaptive_routing = true\n")))
     fabrics = parse_family(text, Fabric, source="catalog/fabrics.toml")
     assert [fabrics[name].adaptive_routing for name in ("ib", "roce", "spectrum-x")] == [True, False, True]
+
+
+def test_rack_scale_entries_load_with_their_domain(catalog):
+    """GB200: 2.5 PFLOP/s BF16 and 5 FP8 dense, 186 GiB at 8 TB/s, NVLink 5 at 900 GB/s a direction; its tray server
+    joins 18 trays into a 72-GPU domain through 9 switch trays; an HGX server's domain is its own 8 GPUs."""
+    gpu = catalog.get("gpus", "gb200")
+    assert (gpu.bf16_flops, gpu.fp8_flops, gpu.hbm_bw_Bps, gpu.nvlink_bw_Bps) == (2.5e15, 5e15, 8e12, 900e9)
+    assert gpu.hbm_bytes == 186 * 2**30 and gpu.tdp_w == 1200
+    tray = catalog.get("servers", gpu.default_server)
+    assert (tray.num_gpus, tray.max_nics, tray.nvlink_domain_gpus, tray.servers_per_domain) == (4, 4, 72, 18)
+    assert catalog.get("switches", tray.domain_switch).id == "nvlink5-switch-tray" and tray.domain_switches == 9
+    assert 120e3 == pytest.approx(18 * tray.max_power_w + 9 * 400, rel=1e-3)   # the rack: ~120 kW at most
+    assert tray.typical_power_w == pytest.approx(0.75 * tray.max_power_w, rel=1e-3)   # Epoch's training share
+    assert catalog.get("servers", "hgx-b200").nvlink_domain_gpus == 8
+    assert catalog.get("servers", "gb300-nvl72").nvlink_domain_gpus == 72
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("nvlink_domain_gpus = 70\n", "x.nvlink_domain_gpus: must be whole servers of 4 GPUs, got 70"),
+    ("nvlink_domain_gpus = 72\n", "x.domain_switch: a domain larger than one server needs its NVLink switch trays"),
+    ('domain_switch = "nvlink5-switch-tray"\ndomain_switches = 9\n', "x.domain_switch: a domain larger"),
+    ('nvlink_domain_gpus = 72\ndomain_switch = "nvlink5-switch-tray"\ndomain_switches = 9\ndomain_racks = 2\n',
+     "x.domain_racks: must split the domain's 18 servers and 9 switch trays evenly, got 2"),
+])
+def test_a_bad_nvlink_domain_names_its_key(extra, message):
+    """A domain that is not whole servers, a rack-scale domain without switch trays (or trays without one), racks
+    that do not split the domain evenly."""
+    from clusterplan.catalog import Server, parse_family
+
+    text = ('[x]\nname = "a"\nsource = "s"\ndate = "d"\nprice_usd = 1\ngpu = "gb200"\nnum_gpus = 4\nmax_nics = 4\n'
+            'max_power_w = 2\ntypical_power_w = 1\nrack_units = 1\n' + extra)
+    with pytest.raises(CatalogError) as error:
+        parse_family(text, Server, source="catalog/servers.toml")
+    assert message in str(error.value)

@@ -10,7 +10,8 @@ from clusterplan.jobs import Workload
 from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import with_seq_len
 from clusterplan.perf.presets import preset
-from clusterplan.plan.workload import MAX_TOKENS_PER_BATCH, global_batches, job_gpus, resolve, workload_model
+from clusterplan.plan.workload import (MAX_TOKENS_PER_BATCH, global_batches, job_domain_gpus, job_gpus, resolve,
+                                     workload_model)
 from clusterplan.spec import load_spec
 
 
@@ -99,3 +100,41 @@ def test_the_workload_s_model_is_trained_at_its_seq_len():
     model = workload_model(Workload(model="gpt-1.7b", seq_len=8192))
     assert model.seq_len == 8192 and model.params == preset("gpt-1.7b").params + (8192 - 2048) * 2304
     assert workload_model(Workload(model="gpt-1.7b")) == preset("gpt-1.7b")
+
+
+NVL72 = ['cluster.gpu="gb200"', 'cluster.server="gb200-nvl72"', "cluster.gpus_per_node=4",
+         'network.fabric="ib-ndr400"', "network.nics_per_node=4", "cluster.num_nodes=288"]
+
+
+@pytest.mark.parametrize(("gpus", "used"), [(1152, 0), (576, 0), (1024, 64), (512, 64), (36, 36), (120, 60)])
+def test_a_job_uses_whole_domains_or_the_most_trays_of_each_that_divide_it(catalog, gpus, used):
+    """1,152 and 576 GPUs: whole 72-GPU domains (0 = all); 1,024 and 512: 64 of each (16 trays of 18); 36: one
+    domain's 36; 120: 60 of each of 2. On HGX the domain is the server and always whole (0)."""
+    built = design(load_spec(None, NVL72), catalog)
+    assert job_domain_gpus(gpus, built) == used
+    assert job_domain_gpus(64, design(load_spec(None, []), catalog)) == 0
+
+
+def test_a_job_that_needs_more_domains_than_the_cluster_names_workload_gpus(catalog):
+    """1,000 GPUs fit 40 of each domain (25 domains); the cluster has 16."""
+    built = design(load_spec(None, NVL72), catalog)
+    with pytest.raises(ConfigError, match="workload.gpus: 1,000 GPUs take 40 of each 72-GPU NVLink domain, 25 domains; "
+                                          "the cluster has 16"):
+        job_domain_gpus(1000, built)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["workload.tp=16"], "workload.tp: tp = 16 does not tile the 72 GPUs the job uses of each 72-GPU NVLink domain"),
+    (["workload.tp=16", "workload.gpus=1024"], None),
+    (["workload.tp=128", "workload.gpus=1024"], None),
+    (["workload.tp=32", "workload.gpus=1008"], "workload.tp: 32 does not divide the 1008 GPUs"),
+])
+def test_a_fixed_tp_must_tile_the_domain(catalog, overrides, message):
+    """tp 16 straddles 72-GPU domains (an error naming workload.tp); on 64 of each it tiles; 128 spans two whole."""
+    spec = load_spec(None, [*NVL72, 'workload.model="llama3.1-405b"', *overrides])
+    if message is None:
+        assert resolve(spec.workload, design(spec, catalog)).fixed.tp == spec.workload.tp
+        return
+    with pytest.raises(ConfigError) as error:
+        resolve(spec.workload, design(spec, catalog))
+    assert str(error.value).startswith(message)
