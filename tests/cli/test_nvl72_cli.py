@@ -81,3 +81,21 @@ def test_collectives_name_the_domains_and_run_faster_than_servers(capsys):
     servers = json.loads(out)
     assert "num_nvlink_domains" not in servers["group"]
     assert racks["rows"][0]["busbw_GBps"] > servers["rows"][0]["busbw_GBps"]
+
+
+def test_expert_groups_that_do_not_tile_the_domain_fall_to_the_common_divisor(capsys):
+    """DeepSeek-V3 on all 1,152 GPUs at tp 1, pp 4, ep 32: 72 data-parallel places a domain hold 2 ranks of each
+    expert-data-parallel group of 9, which cannot tile it: the placement takes their common divisor (1), not a crash."""
+    code, out, _ = run(capsys, "train", NVL72, "--model", "deepseek-v3",
+                       "--set", "workload.tp=1", "--set", "workload.pp=4", "--set", "workload.ep=32",
+                       "--set", "workload.zero=1", "--set", "workload.global_batch=1152")
+    assert code == 0 and "tp 1 x pp 4 x dp 288 x cp 1 (ep 32)" in out
+
+
+def test_a_fixed_ep_may_fold_over_tp_while_etp_is_searched(capsys):
+    """ep 256 at tp 8 on 1,024 GPUs divides tp x dp (whole experts) but not dp: with etp left to the search it
+    runs whole experts rather than refusing."""
+    code, out, _ = run(capsys, "train", NVL72, "--model", "deepseek-v3",
+                       "--gpus", "1024", "--set", "workload.tp=8", "--set", "workload.ep=256",
+                       "--set", "workload.zero=1", "--set", "workload.global_batch=1024")
+    assert code == 0 and "(ep 256, etp 1)" in out

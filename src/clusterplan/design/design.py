@@ -232,7 +232,7 @@ def design(spec: Spec, catalog: Catalog) -> Design:
     shared_w = (parts.switch.power_w * topology.num_switches + storage.unit_power_w * storage_units
                 + burst.unit_power_w * burst_units)
     if parts.domain_switch:   # the NVLink switch trays of every rack-scale domain
-        shared_w += parts.domain_switch.power_w * parts.server.domain_switches * nodes // parts.server.servers_per_domain
+        shared_w += parts.domain_switch.power_w * parts.server.domain_switches * (nodes // parts.server.servers_per_domain)
     return Design(
         parts=parts, num_nodes=nodes, gpus_per_node=spec.cluster.gpus_per_node,
         nics_per_node=network.nics_per_node, topology=topology,

@@ -16,8 +16,8 @@ from clusterplan.perf.compute import Compute
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.memory import BF16, GRAD_BYTES
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, ceil, choose, clip, is_array, maximum, minimum, where
-from clusterplan.perf.stage import Stage
+from clusterplan.perf.numeric import as_float, ceil, choose, is_array, maximum, minimum, where
+from clusterplan.perf.stage import Stage, ranks_per_domain
 from clusterplan.schema import FROZEN
 
 
@@ -85,8 +85,9 @@ def _tensor_parallel(model: Transformer, system: System, options: Options, stage
                           + collective_s(system, "all_gather", act_bytes, tp, local)),
                  lambda: collective_s(system, "all_reduce", act_bytes, tp, local))
     # a layer's two TP collectives a pass (attention's, the MLP's); whole experts (etp 1) take their tokens
-    # straight from the sequence-parallel shard, and a MoE layer's MLP has none
-    whole_experts = (stage.expert_tp < tp) * model.moe_layers / model.layers
+    # straight from the sequence-parallel shard, and a MoE layer's MLP has none unless a shared expert (tensor-
+    # parallel like the dense MLP) needs it
+    whole_experts = (stage.expert_tp < tp) * (model.shared_ffn_hidden == 0) * model.moe_layers / model.layers
     t_tp = stage.layers * (4 + 2 * redo) * one * (1 - whole_experts / 2)
     # with overlap (Transformer Engine's userbuffers), each TP collective runs beside the GEMM it feeds
     t_tp_gemm = stage.layers * compute.layer_gemm_s * (3 + redo)
@@ -97,7 +98,7 @@ def _tensor_parallel(model: Transformer, system: System, options: Options, stage
 def _context_parallel(model: Transformer, system: System, options: Options, stage: Stage, layout):
     """Seconds of one micro-batch's K and V all-gathers (forward) and reduce-scatters (backward)."""
     cp = layout.cp
-    cp_local = clip(system.gpus_per_node // layout.tp, 1, cp)
+    cp_local = ranks_per_domain(system.gpus_per_node // layout.tp, cp)
     cp_bytes = as_float(layout.mbs) * options.seq_len * 2 * model.kv_dim / stage.tp * BF16   # K and V, whole sequence
     return stage.layers * (collective_s(system, "all_gather", cp_bytes, cp, cp_local)
                            + collective_s(system, "reduce_scatter", cp_bytes, cp, cp_local))
@@ -138,7 +139,7 @@ def _data_parallel(system: System, options: Options, stage: Stage, layout) -> tu
     # tensor-parallel experts; none for a dense model)
     folding = layout.tp // stage.expert_tp
     expert_dp = where(stage.expert_params > 0, dp * folding // layout.ep, 1)
-    expert_local = maximum(local * folding // layout.ep, 1)
+    expert_local = ranks_per_domain(maximum(local * folding // layout.ep, 1), expert_dp)
     expert_grad_bytes, expert_weight_bytes = stage.expert_params * GRAD_BYTES, stage.expert_params * BF16
     dense = _buckets(options, stage.params - stage.expert_params, dp)
     experts = _buckets(options, stage.expert_params, expert_dp)

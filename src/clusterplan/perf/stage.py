@@ -13,7 +13,7 @@ import numpy as np
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.layout import expert_tp
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, ceil, clip, is_array, maximum, where
+from clusterplan.perf.numeric import as_float, ceil, is_array, maximum, where
 from clusterplan.schema import FROZEN
 
 
@@ -64,11 +64,11 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
 
 
 def ranks_per_domain(places, group):
-    """Ranks of one ``group`` (data- or expert-parallel) that share an NVLink domain holding ``places`` of its
-    ranks: as many as there are places, at most the group, where they tile it; else the greatest common divisor
-    (a 72-GPU domain at tp 8 has 9 places: a data-parallel group of 16 then meets its peers one per domain, the
-    uniform placement the collective model prices). On 8-GPU servers the places always tile a group."""
-    local = clip(places, 1, group)
-    if is_array(local, group):
-        return np.where(group % np.maximum(local, 1) == 0, local, np.gcd(group, local))
-    return local if not local or group % local == 0 else math.gcd(int(group), int(local))
+    """Ranks of one ``group`` (data-, expert- or context-parallel) that share an NVLink domain holding ``places``
+    of its ranks, placed uniformly: the greatest common divisor of the two (places that tile the group, or a group
+    that fits in them, give all of them; a 72-GPU domain at tp 8 has 9 places, and a data-parallel group of 16 then
+    meets its peers one per domain; 72 places and a group of 64 share 8, since consecutive groups of 64 straddle
+    domains). On 8-GPU servers with power-of-two groups this is min(places, group)."""
+    if is_array(places, group):
+        return np.gcd(np.maximum(places, 1).astype(np.int64), np.asarray(group).astype(np.int64))
+    return math.gcd(max(int(places), 1), int(group))

@@ -154,9 +154,10 @@ def _check_expert_parallel(workload: Workload, model: Transformer, gpus: int) ->
         raise ConfigError(f"ep = {ep} needs a mixture-of-experts model; {model.name} is dense", key="workload.ep")
     if model.experts % ep:
         raise ConfigError(f"ep = {ep} does not divide the model's {model.experts} experts", key="workload.ep")
-    others = (1 if whole else workload.tp or 1) * (workload.pp or 1) * (workload.cp or 1)
+    folds = workload.etp != 0      # whole experts, fixed or searched (-1): the group may fold over tp x dp
+    others = (1 if folds else workload.tp or 1) * (workload.pp or 1) * (workload.cp or 1)
     if gpus % (others * ep):
-        ranks = "pp x cp" if whole else "tp x pp x cp"
+        ranks = "pp x cp" if folds else "tp x pp x cp"
         raise ConfigError(f"ep = {ep} does not divide the data-parallel ranks the {gpus} GPUs leave "
                           f"({ranks} = {others})", key="workload.ep")
 

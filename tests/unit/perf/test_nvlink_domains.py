@@ -1,5 +1,6 @@
 """The collective, step and search models on a rack-scale NVLink domain (GB200 NVL72) against 8-GPU servers."""
 
+import numpy as np
 import pytest
 
 from clusterplan.design import design
@@ -50,9 +51,13 @@ def test_a_72_gpu_domain_is_faster_than_8_gpu_servers_for_the_same_gpus(racks, s
     assert fast.time_s[0] < slow.time_s[0]
 
 
-def test_ranks_per_domain_tile_the_group_or_fall_to_the_common_divisor():
-    """8 places and a group of 16: 8; 9 places (72 GPUs at tp 8) and 16: 1; 9 and 9: 9; 72 and 64: 64."""
-    assert [ranks_per_domain(p, g) for p, g in [(8, 16), (9, 16), (9, 9), (72, 64), (9, 27)]] == [8, 1, 9, 64, 9]
+def test_ranks_per_domain_are_the_common_divisor_of_places_and_group():
+    """8 places and a group of 16: 8; 9 places (72 GPUs at tp 8) and 16: 1; 9 and 9: 9; 72 and 64: 8 (groups of 64
+    straddle 72-GPU domains); 8 and 12: 4; no place (tp wider than the domain): 1; arrays alike."""
+    cases = [(8, 16), (9, 16), (9, 9), (72, 64), (9, 27), (8, 12), (0, 4), (64, 64)]
+    assert [ranks_per_domain(p, g) for p, g in cases] == [8, 1, 9, 8, 9, 4, 1, 64]
+    places, groups = np.array([p for p, _ in cases]), np.array([g for _, g in cases])
+    assert ranks_per_domain(places, groups).tolist() == [8, 1, 9, 8, 9, 4, 1, 64]
 
 
 def test_the_search_keeps_tp_inside_the_domain_and_lets_ep_span_it(racks, servers):
