@@ -64,8 +64,10 @@ def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
     """An ep that the experts, the data-parallel ranks or a dense model cannot take is one line, exit 2."""
     cases = ((("--ep", "3"), "--ep: ep = 3 does not divide the model's 8 experts"),
              (("--ep", "-1"), "--ep: must be >= 0"),
-             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64"),
-              "--ep: ep = 8 does not divide the data-parallel"),
+             (("--ep", "8", "--tp", "2", "--pp", "8", "--gpus", "32"),     # not tp x dp = 4 either
+              "--ep: ep = 8 does not divide the data-parallel ranks the 32 GPUs leave (pp x cp = 8)"),
+             (("--ep", "8", "--tp", "8", "--pp", "8", "--gpus", "64", "--etp", "0"),
+              "--ep: ep = 8 does not divide the data-parallel ranks the 64 GPUs leave (tp x pp x cp = 64)"),
              (("--set", "workload.ep=3"), "workload.ep: ep = 3 does not divide"))
     for argv, message in cases:
         code, out, err = run(capsys, "train", "--model", "mixtral-8x7b", *argv)
@@ -77,8 +79,10 @@ def test_bad_ep_values_exit_2_naming_the_flag_or_key(capsys):
 def test_train_etp_1_folds_expert_parallelism_over_the_tensor_parallel_ranks(capsys):
     """--etp 1 (whole experts) lets ep span tp x dp, as Megatron's parallel folding; terminal and JSON name it."""
     argv = ("train", "--model", "qwen3-30b-a3b", "--set", "cluster.num_nodes=2", "--tp", "2", "--ep", "16")
-    code, _, err = run(capsys, *argv)
+    code, _, err = run(capsys, *argv, "--etp", "0")
     assert code == 2 and "--ep: ep = 16 does not divide the data-parallel ranks" in err
+    code, out, err = run(capsys, *argv, "--format", "json")      # etp searched: whole experts are the way
+    assert code == 0 and json.loads(out)["layout"]["etp"] == 1
     code, out, err = run(capsys, *argv, "--etp", "1", "--format", "json")
     assert code == 0 and err == ""
     lay = json.loads(out)["layout"]
