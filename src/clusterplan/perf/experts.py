@@ -28,10 +28,11 @@ from clusterplan.perf.numeric import as_float
 from clusterplan.schema import FROZEN
 
 # Host time to launch one layer's kernels once (forward, backward or recomputation): calibrated on vTrain's
-# single-node runs (docs/training.md); a dense layer is about LAYER_KERNELS kernels (compute.py), so one launch
-# takes HOST_PASS_S / LAYER_KERNELS, about 31 us (PyTorch eager and Transformer Engine's Python around it)
+# single-node runs (docs/training.md); one launch takes HOST_PASS_S / LAYER_KERNELS, about 31 us (PyTorch eager and
+# Transformer Engine's Python around it)
 HOST_PASS_S = 1.25e-3
-LAYER_KERNELS = 40
+LAYER_KERNELS = 40   # ASSUMPTION: kernels a dense layer pass launches, as compute.py's KERNEL_S note; not fitted
+# (compute.py times 16 of them a forward pass apart from its GEMMs: the rest run inside fused modules)
 LAUNCH_S = HOST_PASS_S / LAYER_KERNELS
 # Kernels per local expert and pass: its two GEMMs (gate/up, down) forward, four backward (data and weight
 # gradients); FP8 adds a cast of each GEMM's input (Transformer Engine's grouped linear quantises per expert)
