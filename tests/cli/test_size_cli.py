@@ -155,6 +155,7 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
     (("--model", "gpt-9"), "--model"),
     (("--budget", "1000"), "--budget"),
     (("--start", "yesterday"), "--start"),
+    (("--gpus", "gb200"), "--max-gpus"),          # 64 GPUs is less than one 72-GPU NVLink domain
 ])
 def test_bad_input_names_the_flag_and_writes_nothing(capsys, tmp_path, argv, flag):
     """Exit 2, one line on stderr naming the flag, no traceback, no output file."""
