@@ -85,6 +85,54 @@ def test_a_candidate_equals_what_train_prints(capsys, small, mode):
         assert doc["effective_time_to_train_s"] / 86400 == pytest.approx(row["train_days"], rel=1e-12)
 
 
+@pytest.fixture(scope="module")
+def rack_scale(tmp_path_factory):
+    """GB200 NVL72 beside HGX B200, on air-cooled halls (the NVL72 rack needs liquid): the JSON document."""
+    out = tmp_path_factory.mktemp("size") / "size.json"
+    code = main(["size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpus", "gb200,b200",
+                 "--fabrics", "ib-ndr400", "--max-gpus", "288", "--modes", "own,on-demand", "--start", "2026-12-04",
+                 "--set", 'facility.cooling="air"', "--format", "json", "-o", str(out)])
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_rack_scale_gpus_are_sized_in_whole_nvlink_domains(rack_scale):
+    """GB200 on its NVL72 tray in whole 72-GPU domains, liquid cooled, one NIC a GPU; B200 on its HGX server."""
+    platforms = rack_scale["question"]["platforms"]
+    assert platforms["gb200"] == {"server": "gb200-nvl72", "gpus_per_node": 4, "nics_per_node": 4,
+                                  "cooling": "liquid", "nvlink_domain_gpus": 72, "counts": [72, 144, 288]}
+    assert platforms["b200"]["counts"] == [8, 16, 32, 64, 128, 256] and platforms["b200"]["cooling"] == "air"
+    assert platforms["b200"]["nvlink_domain_gpus"] == platforms["b200"]["gpus_per_node"] == 8
+    assert rack_scale["num_candidates"] == (3 + 6) * 2
+    gb200 = [row for row in rack_scale["candidates"] if row["gpu"] == "gb200"]
+    assert {row["num_gpus"] for row in gb200} == {72, 144, 288}
+    assert all("cost_usd" in row for row in gb200 if row["mode"] == "own")
+
+
+@pytest.mark.parametrize("count", [144, 288])
+def test_a_rack_scale_candidate_equals_what_train_prints(capsys, rack_scale, count):
+    """A GB200 candidate's figures are the ones `train` prints for its scenario: the tray, its NICs, liquid."""
+    row = next(r for r in rack_scale["candidates"] if r["gpu"] == "gb200" and r["mode"] == "own"
+               and r["num_gpus"] == count)
+    built = rack_scale["question"]["platforms"]["gb200"]
+    code, out, err = run(capsys, "train", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--format", "json",
+                         "--set", 'cluster.gpu="gb200"', "--set", f'cluster.server="{built["server"]}"',
+                         "--set", f"cluster.gpus_per_node={built['gpus_per_node']}",
+                         "--set", f"cluster.num_nodes={count // built['gpus_per_node']}",
+                         "--set", f"network.nics_per_node={built['nics_per_node']}",
+                         "--set", f'facility.cooling="{built["cooling"]}"',
+                         "--set", f'network.fabric="{row["fabric"]}"', "--set", "network.tiers=0")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["scenario"]["cluster"]["server"] == "gb200-nvl72" and doc["num_gpus"] == count
+    assert {key: doc["layout"][key] for key in row["layout"]} == row["layout"]
+    assert doc["mfu"] == pytest.approx(row["mfu"], rel=1e-12)
+    assert doc["tokens_per_s"] == pytest.approx(row["tokens_per_s"], rel=1e-12)
+    assert doc["goodput"] == pytest.approx(row["goodput"], rel=1e-12)
+    assert doc["effective_time_to_train_s"] / 86400 == pytest.approx(row["train_days"], rel=1e-12)
+    assert doc["effective_cost_to_train_usd"] == pytest.approx(row["cost_usd"], rel=1e-12)
+
+
 def test_size_section_in_the_scenario_file(capsys, tmp_path):
     """A [size] section asks the same question as the flags."""
     scenario = tmp_path / "s.toml"
@@ -107,6 +155,7 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
     (("--model", "gpt-9"), "--model"),
     (("--budget", "1000"), "--budget"),
     (("--start", "yesterday"), "--start"),
+    (("--gpus", "gb200"), "--max-gpus"),          # 64 GPUs is less than one 72-GPU NVLink domain
 ])
 def test_bad_input_names_the_flag_and_writes_nothing(capsys, tmp_path, argv, flag):
     """Exit 2, one line on stderr naming the flag, no traceback, no output file."""

@@ -34,7 +34,9 @@ def add_parser(commands) -> None:
     parser.add_argument("--tokens", help="training tokens, e.g. 2T (default: [size] tokens, else [workload] tokens)")
     parser.add_argument("--deadline", metavar="DATE|DAYS", help="a date YYYY-MM-DD or days from the start")
     parser.add_argument("--budget", metavar="USD", help="most the job may cost, e.g. 5M or '$5M'")
-    parser.add_argument("--gpus", metavar="ID,...", help="GPU ids to search (default: six 8-GPU parts, docs/size.md)")
+    parser.add_argument("--gpus", metavar="ID,...",
+                        help="GPU ids to search, each on its default server in whole NVLink domains (gb200: 72, "
+                             "144, ...; default: six 8-GPU parts, docs/size.md)")
     parser.add_argument("--fabrics", metavar="ID,...", help="fabric ids (default: ib-ndr400, ib-ndr200, roce-400g)")
     parser.add_argument("--modes", metavar="MODE,...", help="own, reserved, on-demand, spot, hybrid (default: all)")
     parser.add_argument("--start", metavar="DATE", help="the day the decision is made, YYYY-MM-DD (default: today)")

@@ -125,10 +125,11 @@ class Hybrid:
 
 
 def hybrid(offer: CloudOffer, own_usd: Callable[[int], float], *, num_nodes: int, gpus_per_node: int,
-           utilization: float, years: int, candidates: Iterable[int] | None = None) -> Hybrid:
-    """Cheapest of owning ``k`` nodes (``own_usd(k)`` over the horizon) and bursting the rest."""
+           utilization: float, years: int, candidates: Iterable[int] | None = None, unit_nodes: int = 1) -> Hybrid:
+    """Cheapest of owning ``k`` nodes (``own_usd(k)`` over the horizon) and bursting the rest; ``k`` in whole
+    ``unit_nodes`` (a rack-scale NVLink domain's servers: 18 NVL72 trays)."""
     if candidates is None:
-        step = max(1, math.ceil(num_nodes / 64))
+        step = unit_nodes * max(1, math.ceil(num_nodes / unit_nodes / 64))
         candidates = sorted({*range(0, num_nodes + 1, step), num_nodes})
     peak_gpu_hours = num_nodes * gpus_per_node * HOURS_PER_YEAR
 

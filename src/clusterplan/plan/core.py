@@ -67,7 +67,7 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
     for offer in offers:
         rent = cloud_cost(offer, num_gpus=built.num_gpus, utilization=finance.utilization, years=finance.years)
         rentals.append(Rental(cost=rent, breakeven_month=breakeven_month(owned, rent)))
-    burst = _hybrid(spec, catalog, burst_offer) if burst_offer else None
+    burst = _hybrid(spec, catalog, burst_offer, built) if burst_offer else None
     job, reliability, predicted = None, None, True
     if spec.workload.defined:
         job = training(spec, catalog, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
@@ -116,10 +116,11 @@ def gpu_offers(catalog: Catalog, gpu: str) -> list[CloudOffer]:
     return [offer for offer in catalog.families["cloud"].values() if offer.gpu == gpu and "-pre-" not in offer.id]
 
 
-def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer) -> Hybrid:
+def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer, built: Design) -> Hybrid:
     if offer.term_years:
         raise ConfigError(f"{offer.id} is {offer.pricing}; bursting needs an on-demand or spot offer",
                           key="cloud.burst_offer")
     return hybrid(offer, lambda nodes: own(spec.with_nodes(nodes), catalog)[1].tco_usd,
                   num_nodes=spec.cluster.num_nodes, gpus_per_node=spec.cluster.gpus_per_node,
-                  utilization=spec.finance.utilization, years=spec.finance.years)
+                  utilization=spec.finance.utilization, years=spec.finance.years,
+                  unit_nodes=built.parts.server.servers_per_domain)

@@ -1,6 +1,7 @@
 """``clusterplan size``: the cheapest and the fastest way to a trained model, own, rent or both (docs/size.md).
 
-It searches GPU type x GPU count (one node, then powers of two of nodes up to a cap) x fabric x procurement
+It searches GPU type x GPU count (one NVLink domain, then powers of two of domains up to a cap: each GPU on its
+default server, plan/size_platform.py) x fabric x procurement
 mode. Each (GPU, count, fabric) is one scenario (the user's, with that cluster and the job): its owned cost and
 its training come from the same functions ``plan`` and ``train`` use (``own``, ``training``), so a
 candidate's figures are the ones those commands print for that scenario. The modes only price and date it
@@ -22,6 +23,7 @@ from clusterplan.names import SIZE_MODES
 from clusterplan.plan.core import gpu_offers, own
 from clusterplan.plan.scenario import priced, resolved
 from clusterplan.plan.size_modes import Base, Candidate, candidates
+from clusterplan.plan.size_platform import Platform, platform
 from clusterplan.plan.training import training
 from clusterplan.plan.workload import workload_model
 from clusterplan.schema import FROZEN
@@ -41,10 +43,15 @@ class Question:
     gpus: tuple[str, ...]
     fabrics: tuple[str, ...]
     modes: tuple[str, ...]
-    counts: tuple[int, ...]
+    platforms: tuple[Platform, ...]   # one per GPU: its server, NVLink domain, NICs, cooling and counts
     start: datetime.date
     deadline_days: float | None
     budget_usd: float | None
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Every GPU count searched, of any GPU."""
+        return tuple(sorted({count for built in self.platforms for count in built.counts}))
 
 
 @dataclass(**FROZEN)
@@ -86,8 +93,8 @@ def question(spec: Spec, catalog: Catalog, today: datetime.date) -> Question:
     if tokens <= 0:
         raise ConfigError("must be > 0 tokens", key="size.tokens")
     gpus, fabrics = size.gpus or DEFAULT_GPUS, size.fabrics or DEFAULT_FABRICS
-    for index, gpu in enumerate(gpus):
-        catalog.get("gpus", gpu, key=f"size.gpus[{index}]")
+    platforms = tuple(platform(spec, catalog, gpu, size.max_gpus, key=f"size.gpus[{index}]")
+                      for index, gpu in enumerate(gpus))
     for index, fabric in enumerate(fabrics):
         catalog.get("fabrics", fabric, key=f"size.fabrics[{index}]")
     start = _date(size.start, "size.start") if size.start else today
@@ -97,12 +104,8 @@ def question(spec: Spec, catalog: Catalog, today: datetime.date) -> Question:
         if deadline <= 0:
             raise ConfigError(f"{size.deadline_date} is not after the start, {start.isoformat()}",
                               key="size.deadline_date")
-    per_node = spec.cluster.gpus_per_node
-    counts = tuple(per_node * 2**k for k in range(40) if per_node * 2**k <= size.max_gpus)
-    if not counts:
-        raise ConfigError(f"must be at least one node of {per_node} GPUs, got {size.max_gpus}", key="size.max_gpus")
     return Question(model=model, model_config=config, tokens=tokens, gpus=tuple(gpus), fabrics=tuple(fabrics),
-                    modes=tuple(size.modes or SIZE_MODES), counts=counts, start=start, deadline_days=deadline,
+                    modes=tuple(size.modes or SIZE_MODES), platforms=platforms, start=start, deadline_days=deadline,
                     budget_usd=size.budget_usd or None)
 
 
@@ -122,13 +125,14 @@ def size(spec: Spec, catalog: Catalog | None = None, *, today: datetime.date | N
     asked = question(spec, catalog, today or datetime.date.today())
     found: list[Candidate] = []
     search_s = rest_s = 0.0
-    total = len(asked.gpus) * len(asked.fabrics) * len(asked.counts)
-    for gpu in asked.gpus:
+    total = len(asked.fabrics) * sum(len(built.counts) for built in asked.platforms)
+    for built in asked.platforms:
+        gpu = built.gpu
         offers = tuple(gpu_offers(catalog, gpu))
         for fabric in asked.fabrics:
-            for count in asked.counts:
+            for count in built.counts:
                 started = time.perf_counter()
-                base, reason, searched_s = _base(spec, catalog, asked, gpu, fabric, count, offers)
+                base, reason, searched_s = _base(spec, catalog, asked, built, fabric, count, offers)
                 if base is None:
                     found += [Candidate(gpu=gpu, num_gpus=count, fabric=fabric, mode=mode, reason=reason)
                               for mode in asked.modes]
@@ -143,21 +147,25 @@ def size(spec: Spec, catalog: Catalog | None = None, *, today: datetime.date | N
     return replace(result, search_s=search_s, rest_s=rest_s + time.perf_counter() - started)
 
 
-def scenario(spec: Spec, asked: Question, gpu: str, fabric: str, count: int) -> Spec:
+def scenario(spec: Spec, asked: Question, built: Platform, fabric: str, count: int) -> Spec:
     """The user's scenario with the candidate's cluster and the job: what ``plan``/``train`` would be given.
 
-    The server is the GPU's default platform and the fabric as few tiers as it needs (an explicit tier count
-    written for the user's cluster size would block the larger candidates)."""
-    cluster = replace(spec.cluster, gpu=gpu, server="", num_nodes=count // spec.cluster.gpus_per_node)
+    The server, NICs and cooling are the GPU's platform (plan/size_platform.py) and the fabric as few tiers as
+    it needs (an explicit tier count written for the user's cluster size would block the larger candidates)."""
+    cluster = replace(spec.cluster, gpu=built.gpu, server=built.server, gpus_per_node=built.gpus_per_node,
+                      num_nodes=count // built.gpus_per_node)
+    network = replace(spec.network, fabric=fabric, tiers=0, nics_per_node=built.nics_per_node)
     workload = replace(spec.workload, model="" if asked.model_config else asked.model, model_config=asked.model_config,
                        tokens=asked.tokens, gpus=0)
-    return replace(spec, cluster=cluster, network=replace(spec.network, fabric=fabric, tiers=0), workload=workload)
+    return replace(spec, cluster=cluster, network=network, facility=replace(spec.facility, cooling=built.cooling),
+                   workload=workload)
 
 
-def _base(spec: Spec, catalog: Catalog, asked: Question, gpu: str, fabric: str, count: int,
+def _base(spec: Spec, catalog: Catalog, asked: Question, built: Platform, fabric: str, count: int,
           offers: tuple) -> tuple[Base | None, str, float]:
     """The owned cluster and the training of one (GPU, count, fabric), or why there is none."""
-    candidate_spec = scenario(spec, asked, gpu, fabric, count)
+    gpu = built.gpu
+    candidate_spec = scenario(spec, asked, built, fabric, count)
     try:
         built, costs = own(candidate_spec, catalog)
     except (ConfigError, InfeasiblePlan):

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from clusterplan import __version__
 from clusterplan.plan.size import Sizing, verdict
 from clusterplan.plan.size_modes import Candidate
+from clusterplan.plan.size_platform import Platform
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.export import layout_table
 from clusterplan.report.tables import Table
@@ -58,6 +59,7 @@ def size_document(result: Sizing) -> dict[str, Any]:
         "schema": SIZE_SCHEMA, "version": __version__,
         "question": {"model": asked.model, "tokens": asked.tokens, "gpus": list(asked.gpus),
                      "fabrics": list(asked.fabrics), "modes": list(asked.modes), "counts": list(asked.counts),
+                     "platforms": {built.gpu: _platform(built) for built in asked.platforms},
                      "start": asked.start.isoformat(), "deadline_days": deadline,
                      "deadline": None if deadline is None else _date(asked.start, deadline),
                      "budget_usd": asked.budget_usd},
@@ -71,6 +73,12 @@ def size_document(result: Sizing) -> dict[str, Any]:
         "candidates": [table(c) for c in result.candidates],
         "scenario": as_table(result.spec),
     }
+
+
+def _platform(built: Platform) -> dict[str, Any]:
+    """How one GPU is built: what a candidate's scenario sets (cluster.server, ..., facility.cooling)."""
+    return {"server": built.server, "gpus_per_node": built.gpus_per_node, "nics_per_node": built.nics_per_node,
+            "cooling": built.cooling, "nvlink_domain_gpus": built.domain_gpus, "counts": list(built.counts)}
 
 
 def _layout(layout: dict[str, Any]) -> str:
@@ -121,9 +129,18 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(f"[bold]{escape(asked['model'])} on {asked['tokens'] / 1e9:,.0f}B tokens[/bold], start "
                   f"{asked['start']}, {deadline}, {budget}")
     excluded = ", ".join(f"{reason} {count:,}" for reason, count in doc["excluded"].items()) or "none"
-    console.print(f"{doc['num_candidates']:,} candidates ({len(asked['gpus'])} GPUs x {len(asked['counts'])} "
-                  f"counts x {len(asked['fabrics'])} fabrics x {len(asked['modes'])} modes), "
+    lengths = {gpu: len(built["counts"]) for gpu, built in asked["platforms"].items()}
+    counts = (f"{len(lengths)} GPUs x {next(iter(lengths.values()))} counts" if len(set(lengths.values())) == 1
+              else f"{sum(lengths.values())} counts ({', '.join(f'{gpu} {n}' for gpu, n in lengths.items())})")
+    console.print(f"{doc['num_candidates']:,} candidates ({escape(counts)}"
+                  f" x {len(asked['fabrics'])} fabrics x {len(asked['modes'])} modes), "
                   f"{doc['num_modelled']:,} modelled; excluded: {excluded}")
+    for gpu, built in asked["platforms"].items():
+        if built["nvlink_domain_gpus"] > built["gpus_per_node"]:
+            console.print(f"{escape(gpu)} in whole {built['nvlink_domain_gpus']}-GPU NVLink domains of "
+                          f"{escape(built['server'])} ({built['gpus_per_node']} GPUs and {built['nics_per_node']} NICs "
+                          f"a tray, {escape(built['cooling'])} cooling): "
+                          f"{', '.join(f'{count:,}' for count in built['counts'])} GPUs")
     console.print()
     for label, key in (("Cheapest meeting the deadline", "cheapest"), ("Fastest within the budget", "fastest")):
         row = doc[key]

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from clusterplan.cost import breakeven_month, breakeven_months, burst_fraction, cloud_cost, hybrid
+from clusterplan.plan import plan
+from clusterplan.spec import load_spec
 
 
 def offer(catalog, pricing):
@@ -49,6 +51,30 @@ def test_hybrid_picks_the_cheapest_split(catalog):
     assert cheap.owned_nodes == 16 and cheap.burst_gpu_hours_per_year == 0
     assert dear.owned_nodes == 0
     assert dear.total_usd == pytest.approx(16 * 8 * 8760 * 0.8 * 2.0 * 3)
+
+
+def test_hybrid_owns_whole_nvlink_domains(catalog):
+    """On a rack-scale server (18 trays a domain) every owned count is a whole number of domains."""
+    seen = []
+
+    def own_usd(k):
+        seen.append(k)
+        return 1.0 * k
+
+    result = hybrid(offer(catalog, "on-demand"), own_usd, num_nodes=288, gpus_per_node=4, utilization=0.8, years=3,
+                    unit_nodes=18)
+    assert seen and all(k % 18 == 0 for k in seen) and 288 in seen and result.owned_nodes == 288
+    wide = []
+    hybrid(offer(catalog, "on-demand"), lambda k: wide.append(k) or 1.0, num_nodes=18 * 200, gpus_per_node=4,
+           utilization=0.8, years=3, unit_nodes=18)
+    assert all(k % 18 == 0 for k in wide) and len(wide) <= 66
+
+
+def test_plan_of_nvl72_bursts_from_whole_racks():
+    """The NVL72 example plans (its hybrid owns whole racks) now that the catalog rents GB200."""
+    result = plan(load_spec("examples/gb200-nvl72-1152.toml", []))
+    assert result.hybrid is not None and result.hybrid.owned_nodes % 18 == 0
+    assert {rental.cost.offer.gpu for rental in result.rentals} == {"gb200"}
 
 
 def test_breakeven_edge_cases():

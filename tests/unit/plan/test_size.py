@@ -6,6 +6,7 @@ import pytest
 
 from clusterplan.errors import ConfigError
 from clusterplan.plan.size import frontier, size
+from clusterplan.plan.size_platform import domain_rack_w, platform
 from clusterplan.plan.size_modes import (USEFUL_LIFE_YEARS, Candidate, Window, own_window, reserved_usd,
                                          residual_usd)
 from clusterplan.spec import load_spec
@@ -83,3 +84,21 @@ def test_every_catalog_gpu_has_an_order_lead_time(catalog):
     for gpu in catalog.families["gpus"]:
         step = catalog.get("leadtimes", f"order-{gpu}")
         assert step.low_days <= step.days <= step.high_days and step.source and step.date
+
+
+def test_platform_is_the_default_server_in_whole_domains(catalog):
+    """One place decides a GPU's build: HGX keeps the scenario's NICs per GPU and cooling; NVL72 comes in 72s,
+    one NIC a GPU, and on air it gets the cheapest cooling that takes its ~120 kW rack (liquid)."""
+    spec = load_spec(None, ['facility.cooling="air"'])
+    hgx = platform(spec, catalog, "b200", 64, key="size.gpus[0]")
+    assert (hgx.server, hgx.gpus_per_node, hgx.nics_per_node, hgx.cooling) == ("hgx-b200", 8, 8, "air")
+    assert hgx.counts == (8, 16, 32, 64) and not hgx.rack_scale
+    rack = platform(spec, catalog, "gb200", 1000, key="size.gpus[0]")
+    assert (rack.server, rack.gpus_per_node, rack.nics_per_node, rack.cooling) == ("gb200-nvl72", 4, 4, "liquid")
+    assert rack.counts == (72, 144, 288, 576) and rack.rack_scale
+    assert domain_rack_w(catalog, catalog.get("servers", "gb200-nvl72")) == pytest.approx(18 * 6470 + 9 * 400)
+    half = platform(load_spec(None, ["network.nics_per_node=4"]), catalog, "gb200", 72, key="size.gpus[0]")
+    assert half.nics_per_node == 2
+    with pytest.raises(ConfigError) as error:
+        platform(spec, catalog, "gb200", 64, key="size.gpus[0]")
+    assert error.value.key == "size.max_gpus" and "72 GPUs" in error.value.message
