@@ -24,11 +24,12 @@ def tree(system: System, protocol: str = "Simple", ranks: int = 16):
                 if c.algorithm == "tree" and c.protocol == protocol)
 
 
-def test_channels_follow_the_node_network_bandwidth():
-    """2 channels per 12.5 GB/s of NIC bandwidth, duplicated, at most 32: 8 on 4 x 100G, 32 on 8 x 400G."""
-    assert two_nodes().channels == 8
-    assert two_nodes(nics_per_node=8, link_rate_Bps=50e9).channels == 32
-    assert two_nodes(nics_per_node=1, link_rate_Bps=1.25e9).channels == 2
+def test_channels_follow_the_nics_not_their_rate():
+    """4 channels per NIC (two rings or trees, duplicated), at most 32: 16 on 4 NICs, 32 on 8 whatever their rate,
+    4 on one NIC of 10G or of 400G."""
+    assert two_nodes().channels == 16
+    assert two_nodes(nics_per_node=8, link_rate_Bps=50e9).channels == two_nodes(nics_per_node=8).channels == 32
+    assert two_nodes(nics_per_node=1, link_rate_Bps=1.25e9).channels == two_nodes(nics_per_node=1).channels == 4
 
 
 def test_simple_chunk_is_whole_at_every_size():
