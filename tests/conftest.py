@@ -1,10 +1,18 @@
-"""Shared fixtures: the reference scenario and its plan."""
+"""Shared fixtures: the reference scenario and its plan; every property test draws the same examples each run
+(HYPOTHESIS_PROFILE=explore draws new ones, to look for more)."""
+
+import os
 
 import pytest
+from hypothesis import settings
 
 from clusterplan.catalog import load_catalog
 from clusterplan.plan import plan
 from clusterplan.spec import load_spec
+
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="session")
