@@ -34,6 +34,10 @@ KiB, MiB, GiB = 2**10, 2**20, 2**30
 BANDS = (("< 64 KiB", 0, 64 * KiB), ("64 KiB - 64 MiB", 64 * KiB, 64 * MiB), (">= 64 MiB", 64 * MiB, float("inf")))
 EFA = dict(efficiency=0.91, latency_s=65e-6, technology="efa")  # calibrated: p4de tree plateau 41.8 of 50 GB/s
 EFA_V4 = dict(efficiency=0.91, latency_s=10e-6, technology="efa")  # ASSUMPTION: EFA v4 latency; bandwidth as EFA
+# p5's EFA v2: 20 us a network hop, aws-ofi-nccl's own tuner model for P5 (aws/aws-ofi-nccl
+# src/tuner/nccl_ofi_model.cpp, net_lat, 2026-08); efficiency calibrated on the 2 x p5 table's 16 GiB end (algbw
+# 259.8 of 400 GB/s)
+EFA_V2 = dict(efficiency=0.72, latency_s=20e-6, technology="efa")
 # calibrated on the A3 Mega table: small-message time 123 us = NCCL tree latency + 2 x 46 us; 8 GiB algbw 181 of
 # 200 GB/s on the model's tree with LL128 (x 0.92)
 TCPXO = dict(efficiency=0.98, latency_s=46e-6, technology="ethernet")
@@ -66,6 +70,7 @@ def system(gpu_id: str, *, nics: int, gbps: float, fabric: str = "ib-ndr400", gp
 # (dataset/test id prefix, hardware) -> Run
 TABLE_RUNS = {
     "awsome-distributed-training@7217859f#1": system("a100-80gb-sxm", nics=4, gbps=100, fabric="roce-100g", **EFA),
+    "awsome-distributed-training@7217859f#2": system("h100-sxm", nics=32, gbps=100, fabric="roce-100g", **EFA_V2),
     "oci-hpc-oke@1402938#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
     "oci-hpc-oke@61d210a#1": system("a100-40gb-sxm", nics=16, gbps=100, fabric="roce-100g"),
     "oci-hpc-oke@61d210a#2": system("mi300x", nics=8, gbps=400, fabric="roce-400g"),
