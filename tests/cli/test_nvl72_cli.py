@@ -41,13 +41,14 @@ def test_plan_prices_the_racks_and_predicts_the_workload(capsys):
 
 def test_train_search_lists_expert_parallel_layouts_across_the_domain(capsys):
     """DeepSeek-V3 at a 4M-token batch: the best layout is expert-parallel over more than 8 GPUs, inside the 64 GPUs
-    the job uses of each rack; the table shows the ep column."""
+    the job uses of each rack (the experts' own group, ep x etp: with whole experts Megatron folds them across the
+    attention's tp); the table shows the ep column."""
     code, out, err = run(capsys, "train", NVL72, *DEEPSEEK, "--search", "--top", "5", "--format", "json")
     assert code == 0 and err == ""
     lay = json.loads(out)["layout"]
-    assert 8 < lay["ep"] <= 64 and lay["tp"] * lay["ep"] <= 64
+    assert 8 < lay["ep"] <= 64 and lay["etp"] * lay["ep"] <= 64 and lay["etp"] in (1, lay["tp"])
     code, out, _ = run(capsys, "train", NVL72, *DEEPSEEK, "--search", "--top", "5")
-    assert code == 0 and f"(ep {lay['ep']})" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
+    assert code == 0 and f"(ep {lay['ep']}" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
     assert "an NVLink domain of 72 GPUs" in out
 
 

@@ -115,7 +115,7 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
     """The step: every micro-batch slot on the busiest stage, then what of data parallelism shows, the optimizer
     step, and the wait for the slowest GPU."""
     slot = _slot(busiest, work, traffic, redo)
-    dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout.zero, traffic, slot)
+    dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout, traffic, slot)
     t_opt = optimizer_params(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
     m, pp, virtual_stages = busiest.micro_batches, layout.pp, layout.virtual_stages
     slots = m + (pp - 1) / as_float(virtual_stages)
@@ -162,19 +162,40 @@ def _slot(busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
                 overlap_s=overlap, gpu_s=gpu, host_s=host)
 
 
-def _data_parallel_exposed(options: Options, busiest: Stage, zero, traffic: Communication, slot: Slot) -> tuple:
+def _data_parallel_exposed(options: Options, busiest: Stage, layout, traffic: Communication, slot: Slot) -> tuple:
     """(seconds of the gradient reduction that show, seconds of compute it slows where hidden).
 
     The last micro-batch's backward hides the gradient reduction, and with a sharded optimizer the next
-    step's first forward hides the parameter all-gather, where other traffic leaves room.
+    step's first forward hides the parameter all-gather, where other traffic leaves room. With an interleaved
+    pipeline (v model chunks a stage) each chunk's share is reduced as soon as its last backward ends, and the
+    cool-down runs the chunks' last backwards one after another, pp micro-batch passes of a chunk apart: only
+    the last chunk's share, or what the cool-down cannot absorb, is left for the last micro-batch to hide
+    (``_pipelined_reduction``).
     """
     t_dp = traffic.dp_s
     if not options.overlap_grad_reduce:
         return t_dp, full_like(t_dp, 0.0)
-    share = where(zero >= 1, 1.0, 2 / 3)                   # the backward is two of the three passes
+    share = where(layout.zero >= 1, 1.0, 2 / 3)            # the backward is two of the three passes
     room = share * (slot.gpu_s + slot.host_s) - slot.beside_s
-    exposed = maximum(t_dp - maximum(room, 0.0), t_dp / maximum(busiest.layers, 1))
+    left = _pipelined_reduction(t_dp, layout, busiest.micro_batches, slot)
+    exposed = maximum(left - maximum(room, 0.0), left / maximum(busiest.layers, 1))
     return exposed, OVERLAP_COST * (t_dp - exposed)
+
+
+def _pipelined_reduction(t_dp, layout, micro_batches, slot: Slot):
+    """Seconds of the data-parallel traffic still running when the stage's last backward ends.
+
+    With v chunks a stage and at least pp micro-batches, chunk c's gradients are final c x pp x t / v before the
+    end (the cool-down runs each chunk's last pp backwards in turn); t is a third of a micro-batch slot (a
+    forward, the shorter pass, so that the parameter all-gather staggered over the next warm-up is counted as
+    well, at the pace the slot really keeps, the host's launches included). Its 1 / v of the traffic starts then
+    and the pieces queue on the network: max over c of ((c + 1) t_dp / v - c pp t / v), which is t_dp / v when a
+    piece fits in a chunk's turn and t_dp - (v - 1) pp t / v when it does not. v = 1, or fewer micro-batches
+    than stages (no cool-down of whole groups): all of it.
+    """
+    v = as_float(layout.virtual_stages)
+    turn = where(micro_batches >= layout.pp, layout.pp * (slot.gpu_s + slot.host_s) / (3 * v), 0.0)
+    return maximum(t_dp / v, t_dp - (v - 1) * turn)
 
 
 def _largest(num_gpus) -> int:
