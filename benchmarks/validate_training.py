@@ -8,7 +8,9 @@ by the layout search. Measured figures are
 turned into step times with the source's own FLOP convention
 (../shared/data/README.md), so like is compared with like. Sources: Megatron SC21
 Tables 1 and 2, Megatron-Core on H100, llm-foundry (MPT), vTrain's single-node
-runs, BLOOM-176B and OPT-175B; docs/training.md#validation explains the misses.
+runs, BLOOM-176B and OPT-175B, and (in the project's validation data) the dense FP8
+runs of NVIDIA's Megatron-Bridge performance summary on H100 and B200;
+docs/training.md#validation explains the misses.
 
     python benchmarks/validate_training.py [--rows]
 """
@@ -18,20 +20,20 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from pathlib import Path
 
 from clusterplan.catalog import load_catalog
 from clusterplan.design.design import design
 from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.evidence import training_regime
 from clusterplan.perf.layout import Constraints
-from clusterplan.perf.model import Transformer
+from clusterplan.perf.model import Transformer, with_seq_len
+from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
 from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
 import baseline
 from bands import print_regimes, print_summary
-from validation_data import shared
+from validation_data import PROJECT, shared
 
 DATA = shared()
 
@@ -132,7 +134,9 @@ def llm_foundry():
         fixed = Constraints(tp=1, pp=1, cp=1, mbs=mbs, zero=3 if r["sharding_strategy"] == "FULL_SHARD" else 2,
                             recompute="full" if r["activation_checkpointing"] == "True" else None)
         precision = "fp8" if "fp8" in r["precision"] else "bf16"
-        best = predict(model, hw, gpus, s, batch, fixed, precision=precision, attention="flash1")
+        # Composer drives Transformer Engine without Megatron's first-micro-batch hint: FP8 weights recast each time
+        best = predict(model, hw, gpus, s, batch, fixed, precision=precision, attention="flash1",
+                       fp8_weight_cache=False)
         yield ("llm-foundry", f"{r['model']} {r['gpu']} {gpus} s{s}", measured, best,
                facts(model, gpu, gpus, fabric, s, precision, "flash1"))
 
@@ -202,13 +206,33 @@ def other_published():
            facts(opt, "a100-80gb-sxm", 992, "ib-ndr200", 2048, attention="unfused"))
 
 
+def megatron_bridge():
+    """Dense FP8 pre-training runs of NVIDIA's Megatron-Bridge performance summary (Llama 3 8B to 405B on DGX H100
+    and B200, each with its published layout, dense_training_throughput.csv in the project's validation data):
+    tp, pp, cp, virtual stages and micro-batch held, FSDP as ZeRO-3, the recomputation searched. Current Megatron
+    software (fused attention, sequence parallelism, overlapped TP and DP communication); 8 x 400G InfiniBand a
+    node. Nothing is fitted to these rows."""
+    for r in csv.DictReader(open(PROJECT / "dense_training_throughput.csv", encoding="utf-8")):
+        number = {key: int(r[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "fsdp", "tp",
+                                                "pp", "cp", "vp")}
+        gpus, s, batch = number["num_gpus"], number["seq_len"], number["global_batch"]
+        model = with_seq_len(preset(r["model"]), s)
+        measured = batch * s / (float(r["tokens_per_s_per_gpu"]) * gpus)
+        fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], virtual_stages=number["vp"],
+                            mbs=number["micro_batch"], zero=3 if number["fsdp"] else None)
+        best = predict(model, cluster(r["gpu"], gpus, "ib-ndr400", 8), gpus, s, batch, fixed,
+                       precision=r["precision"])
+        yield ("megatron-bridge", f"{r['model']} {r['system']} {gpus}", measured, best,
+               facts(model, r["gpu"], gpus, "ib-ndr400", s, r["precision"]))
+
+
 def sc21_flops(model, batch, s):
     """Megatron's hardware FLOPs per step (SC21 eq. 3, recomputation included)."""
     h, L, V = model.hidden, model.layers, model.vocab
     return 96 * batch * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
 
 
-SOURCES = (sc21_table1, sc21_table2, megatron_core, llm_foundry, vtrain, other_published)
+SOURCES = (sc21_table1, sc21_table2, megatron_core, llm_foundry, vtrain, other_published, megatron_bridge)
 
 
 def residuals():

@@ -132,10 +132,10 @@ def _buckets(options: Options, params, dp):
 
 def _data_parallel(system: System, options: Options, stage: Stage, layout) -> tuple:
     """(seconds of the step's gradient reduction, seconds of ZeRO-3's per-micro-batch gathers and reductions)."""
-    dp, zero, local = layout.dp, layout.zero, stage.dp_local
+    dp, zero, local = stage.replicas, layout.zero, stage.dp_local      # data- and context-parallel ranks
     grad_bytes = (stage.params - stage.expert_params) * GRAD_BYTES
     weight_bytes = stage.params * BF16
-    # expert-parallel experts reduce over the expert-data-parallel ranks only (tp x dp / (ep x etp): dp / ep with
+    # expert-parallel experts reduce over the expert-data-parallel ranks only (tp x cp x dp / (ep x etp): cp x dp / ep with
     # tensor-parallel experts; none for a dense model)
     folding = layout.tp // stage.expert_tp
     expert_dp = where(stage.expert_params > 0, dp * folding // layout.ep, 1)

@@ -9,7 +9,8 @@ activations, a MoE layer's token permutations) are memory-bound; every kernel pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 
 from clusterplan.perf.experts import LAUNCH_S, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
@@ -30,9 +31,11 @@ FUSED = {"flash": (1.0, 1.0), "flash2": (1.0, 1.0), "flash1": (1.4, 2.0)}
 # ceilings on Hopper, FP8 1,453-1,523 of 1,979 TFLOP/s (MAMF on H200, tilelang on H800) over BF16 794.5 of 989
 # (MAMF); the rows and their sources are in benchmarks/data/validation/fp8_matmul_ceilings.csv
 FP8_EFFICIENCY = 0.93
-# Each FP8 GEMM first casts its BF16 operands, the input and the weight (Transformer Engine recasts the weight
-# every micro-batch unless told it is not the first), to FP8 with the transpose and amax in one pass (its
-# fused cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound
+# An FP8 GEMM's BF16 operands are cast to FP8 with their transpose and amax in one pass (Transformer Engine's fused
+# cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound. Forward: the input every micro-batch, the
+# weight on a step's first only (Megatron tells Transformer Engine which micro-batch is the first, and it keeps
+# the FP8 weight for the others; ``Options.fp8_weight_cache`` False: every micro-batch); backward: the output's gradient once, for both gradient GEMMs (the input's
+# gradient takes the weight's kept transpose, the weight's gradient the input's kept transpose)
 FP8_CAST_BYTES = 4
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
 # Megatron's fused scale-mask-softmax needs micro-batch x heads per GPU divisible by 4 (fused_softmax.py,
@@ -65,10 +68,14 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     """Forward, backward and recomputation time of one micro-batch; ``redo`` is the recomputed share of layers."""
     h, V, T, ftp = model.hidden, model.vocab, stage.tokens, stage.tp
     mem_bw = memory_bandwidth_Bps(hw)
-    gemm = _roofline(hw, options)
+    gemm = _roofline(hw, options, stage.micro_batches)
+    backward = functools.partial(gemm, backward=True)
     routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
                             gemm)
+    routed_backward = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers,
+                                     redo, backward).layer_gemm_s
     t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
+    t_gemm_b = _attention_gemms(model, T, ftp, backward) + _mlp_gemms(model, T, ftp, backward) + routed_backward
     t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, gemm)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
@@ -81,11 +88,13 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     t_elem_f = elementwise_bytes / mem_bw
     kernels_f = (16 + routed.layer_kernels) * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
-    t_layer_b = 2 * t_gemm + t_attn_b + 2 * t_elem_f + 2 * kernels_f
+    t_layer_b = t_gemm_b + t_attn_b + 2 * t_elem_f + 2 * kernels_f
     t_recompute = stage.layers * (redo * t_layer_f
                                   + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
-    # logits on the last stage: GEMM, and the FP32 cross-entropy passes
-    t_logits = 3 * gemm(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
+    # logits on the last stage: GEMM (in BF16 in an FP8 run too: Megatron's output layer is its own linear layer,
+    # outside Transformer Engine's FP8), and the FP32 cross-entropy passes
+    output = _roofline(hw, replace(options, precision="bf16"), stage.micro_batches)
+    t_logits = 3 * output(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
@@ -119,20 +128,24 @@ def _mlp_gemms(model: Transformer, T, ftp, gemm):
     return (model.moe_layers * moe + (model.layers - model.moe_layers) * dense) / model.layers
 
 
-def _roofline(hw: Hardware, options: Options):
-    """gemm(rows, inner, cols): seconds of one GEMM, bound by FLOP/s or by HBM bandwidth."""
+def _roofline(hw: Hardware, options: Options, micro_batches=1.0):
+    """gemm(rows, inner, cols): seconds of one GEMM forward, bound by FLOP/s or by HBM bandwidth, with its FP8
+    casts; gemm(..., backward=True): its two gradient GEMMs and their cast (``FP8_CAST_BYTES``)."""
     fp8 = options.precision == "fp8"
     gemm_eff = hw.gemm_efficiency * (FP8_EFFICIENCY if fp8 else 1.0)
     gemm_peak = (hw.fp8_flops if fp8 else hw.peak_flops) * gemm_eff * options.sparsity_speedup
     mem_bw = memory_bandwidth_Bps(hw)
     k0 = hw.gemm_k0
     cast_bytes = FP8_CAST_BYTES if fp8 else 0
+    weight_casts = 1.0 / micro_batches if options.fp8_weight_cache else 1.0   # a micro-batch's share
 
-    def gemm(rows, inner, cols):
+    def gemm(rows, inner, cols, backward=False):
         flops = 2 * rows * inner * cols
         traffic = BF16 * (rows * inner + inner * cols + rows * cols)
-        cast = cast_bytes * (rows * inner + inner * cols) / mem_bw
-        return maximum(flops / gemm_peak * (1 + k0 / inner), traffic / mem_bw) + cast
+        one = maximum(flops / gemm_peak * (1 + k0 / inner), traffic / mem_bw)
+        if backward:
+            return 2 * one + cast_bytes * rows * cols / mem_bw
+        return one + cast_bytes * (rows * inner + inner * cols * weight_casts) / mem_bw
 
     return gemm
 

@@ -50,6 +50,8 @@ class Options:
     overlap_grad_reduce: bool = True
     tp_overlap: bool = True
     sparsity_speedup: float = 1.0
+    fp8_weight_cache: bool = True   # FP8 weights cast on a step's first micro-batch only (Megatron-LM); False: each
+                                    # micro-batch recasts them (Transformer Engine used without that hint)
 
     def __post_init__(self) -> None:
         problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")

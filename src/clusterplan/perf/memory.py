@@ -89,11 +89,15 @@ def activations(model: Transformer, options: Options, stage: Stage, layout) -> A
     h, ffn = model.hidden, model.active_ffn
     f_up = ffn * (2 if model.gated else 1)
     sp, ftp = stage.sequence_parallel, stage.tp
-    repl = 10 * h                                               # norms and dropout inputs: TP-replicated without SP
-    # Q and K, V kept for the backward, the attention output; MLA adds its latents (not TP-sharded)
-    attention = 2 * model.q_dim + 2 * model.k_dim + 2 * model.v_dim + 2 * model.o_dim
+    # a GEMM's input is kept for its weight gradient: in FP8, Transformer Engine keeps the FP8 copy it cast for the
+    # forward (one byte an element), in BF16 the input itself (two)
+    linear = 1 if options.precision == "fp8" else 2
+    # TP-replicated without SP: the norms' inputs (4h), the dropout masks (2h), the QKV and first MLP GEMMs' inputs
+    repl = 6 * h + 2 * linear * h
+    # Q and K, V kept for the backward, the attention output (the output GEMM's input); MLA adds its latents
+    attention = 2 * model.q_dim + 2 * model.k_dim + 2 * model.v_dim + linear * model.o_dim
     latents = 2 * (model.q_lora_rank + model.kv_lora_rank + model.rope_head_dim) if model.kv_lora_rank else 0
-    sharded = attention + 2 * f_up + 2 * ffn
+    sharded = attention + 2 * f_up + linear * ffn                # the activation's input, the last GEMM's input
     kept = where(sp, (repl + sharded + latents) / ftp, repl + latents + sharded / ftp)
     if options.attention == "unfused":
         kept = kept + where(layout.recompute != "selective", 5 * model.heads * model.attended(options.seq_len) / ftp,

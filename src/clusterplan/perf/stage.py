@@ -28,14 +28,16 @@ class Stage:
     micro_batch: object         # sequences of one micro-batch
     layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
     params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard)
-    dp_local: object            # data-parallel ranks inside one node
+    replicas: object            # ranks holding the same weights, dp x cp: Megatron reduces the gradients and
+                                # shards ZeRO's states over data- and context-parallel ranks together
+    dp_local: object            # ... of them inside one node
     shard: object               # ranks that ZeRO / FSDP shard the states over
     ep: object                  # expert-parallel size
     ep_local: object            # expert-parallel ranks inside one node
     expert_tp: object           # the routed experts' tensor-parallel size (tp, or 1: whole experts)
     expert_params: object       # the part of params in routed experts sharded by expert parallelism (0: ep = 1)
     expert_shard: object        # ranks that ZeRO shards the expert states over (the expert-data-parallel ranks:
-                                # tp x dp / (ep x etp), within the shard)
+                                # tp x cp x dp / (ep x etp), within the shard)
 
 
 def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> Stage:
@@ -46,10 +48,11 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     layers = virtual_stages * ceil(model.layers / as_float(pp * virtual_stages))
     ends = where(pp > 1, max(model.embedding_params, model.output_params + model.norm_params),
                  model.embedding_params + model.output_params)
-    dp_local = ranks_per_domain(gpus_per_node // (tp * cp), dp)
-    shard = where(options.sharding == "hybrid", dp_local, dp)
+    replicas = dp * cp     # context-parallel ranks hold the same weights (their own part of each sequence)
+    dp_local = ranks_per_domain(gpus_per_node // tp, replicas)
+    shard = where(options.sharding == "hybrid", dp_local, replicas)
     # routed experts of one layer (averaged over the layers), held 1 / ep by each GPU, split etp ways (tp by
-    # default, as Megatron; or whole, etp 1, the expert-parallel group then folded over the tp x dp ranks)
+    # default, as Megatron; or whole, etp 1, the expert-parallel group then folded over the tp x cp x dp ranks)
     ep, routed = layout.ep, model.moe_layers * model.experts * model.expert_params / model.layers
     etp = expert_tp(layout)
     experts = layers * routed / (as_float(ep) * etp)
@@ -57,7 +60,8 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
                  micro_batches=options.global_batch / (as_float(dp) * mbs),
                  tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
-                 params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, dp_local=dp_local,
+                 params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, replicas=replicas,
+                 dp_local=dp_local,
                  shard=shard, ep=as_float(ep), ep_local=ranks_per_domain(gpus_per_node // (etp * cp), ep),
                  expert_tp=as_float(etp), expert_params=where(folded, experts, 0.0),
                  expert_shard=maximum(shard * tp // (ep * etp), 1))

@@ -30,7 +30,8 @@ def test_the_most_specific_regime_wins_and_matches_the_table():
 
 
 @pytest.mark.parametrize("change, reason", [
-    (dict(gpu="b200"), "no validated run on b200"),
+    (dict(gpu="mi300x"), "no validated run on mi300x"),
+    (dict(gpu="b200"), "no validated bf16 run on b200"),
     (dict(gpu="a100-80gb-sxm", precision="fp8"), "no validated fp8 run on a100-80gb-sxm"),
     (dict(experts=8), "mixture-of-experts"),
     (dict(num_gpus=100_000), "more than any validated run"),
