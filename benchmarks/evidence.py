@@ -20,7 +20,7 @@ from pathlib import Path
 import validate_collectives
 import validate_reliability
 import validate_training
-from bands import regimes, stats, widest
+from bands import regimes, widest
 
 from clusterplan.perf.evidence import COLLECTIVE_KEYS, TABLE, TRAINING_KEYS
 
@@ -32,7 +32,7 @@ GPUS_PER_NODE = 8
 def training() -> dict:
     """The training part of the table: regimes, the widest band and the validated envelope."""
     residuals, envelope = [], {"gpus": set(), "gpu_precisions": set(), "technologies": set(), "max_num_gpus": 0,
-                               "max_seq_len": 0}
+                               "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE}
     for _, _, measured, best, facts in validate_training.residuals():
         if best is None:
             continue
@@ -41,6 +41,7 @@ def training() -> dict:
         envelope["gpu_precisions"].add((facts["gpu"], facts["precision"]))
         envelope["max_num_gpus"] = max(envelope["max_num_gpus"], facts["num_gpus"])
         envelope["max_seq_len"] = max(envelope["max_seq_len"], facts["seq_len"])
+        envelope["max_domain_gpus"] = max(envelope["max_domain_gpus"], facts["domain_gpus"])
         if facts["num_gpus"] > GPUS_PER_NODE:
             envelope["technologies"].add(facts["technology"])
     return _kind(TRAINING_KEYS, residuals, envelope)

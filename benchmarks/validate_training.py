@@ -9,7 +9,7 @@ turned into step times with the source's own FLOP convention
 (../shared/data/README.md), so like is compared with like. Sources: Megatron SC21
 Tables 1 and 2, Megatron-Core on H100, llm-foundry (MPT), vTrain's single-node
 runs, BLOOM-176B and OPT-175B, and (in the project's validation data) the dense FP8
-runs of NVIDIA's Megatron-Bridge performance summary on H100 and B200;
+runs of NVIDIA's Megatron-Bridge performance summary on H100, B200 and GB200;
 docs/training.md#validation explains the misses.
 
     python benchmarks/validate_training.py [--rows]
@@ -29,6 +29,7 @@ from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
+from clusterplan.plan.workload import job_domain_gpus
 from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
 import baseline
@@ -50,11 +51,13 @@ def gpt(name, layers, hidden, heads, vocab, seq, **kw) -> Transformer:
                        seq_len=seq, **kw)
 
 
-def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "bf16", attention: str = "flash"):
-    """What the band table needs of a run: its regime's inputs and its envelope (fabric technology, sequence)."""
+def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "bf16", attention: str = "flash",
+          domain_gpus: int = 8):
+    """What the band table needs of a run: its regime's inputs and its envelope (fabric technology, sequence, the
+    cluster's NVLink domain)."""
     technology = load_catalog().get("fabrics", fabric).technology
     return {"gpu": gpu, "precision": precision, "num_gpus": gpus, "params": model.params, "attention": attention,
-            "technology": technology, "seq_len": seq, "experts": model.experts}
+            "technology": technology, "seq_len": seq, "experts": model.experts, "domain_gpus": domain_gpus}
 
 
 def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:
@@ -206,12 +209,28 @@ def other_published():
            facts(opt, "a100-80gb-sxm", 992, "ib-ndr200", 2048, attention="unfused"))
 
 
+def rack_scale(gpu: str, gpus: int):
+    """(hardware, NVLink domain) of ``gpus`` GPUs of a rack-scale system (GB200 NVL72: trays of 4 GPUs, 18 a rack,
+    one 400G NIC a GPU), in as many racks as they need; the job takes GPUs of each rack as ``plan`` would
+    (``job_domain_gpus``: 256 GPUs as 4 racks of 64, an ASSUMPTION: NVIDIA does not say)."""
+    catalog = load_catalog()
+    server = catalog.get("gpus", gpu).default_server
+    per_server, domain = catalog.get("servers", server).num_gpus, catalog.get("servers", server).nvlink_domain_gpus
+    racks = -(-gpus // domain)
+    spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f'cluster.server="{server}"',
+                                f"cluster.num_nodes={racks * domain // per_server}", f"cluster.gpus_per_node={per_server}",
+                                'network.fabric="ib-ndr400"', f"network.nics_per_node={per_server}", "network.tiers=0",
+                                'facility.cooling="liquid"'])
+    built = design(spec, catalog)
+    return hardware(built, domain_gpus=job_domain_gpus(gpus, built)), built.domain_gpus
+
+
 def megatron_bridge():
-    """Dense FP8 pre-training runs of NVIDIA's Megatron-Bridge performance summary (Llama 3 8B to 405B on DGX H100
-    and B200, each with its published layout, dense_training_throughput.csv in the project's validation data):
-    tp, pp, cp, virtual stages and micro-batch held, FSDP as ZeRO-3, the recomputation searched. Current Megatron
-    software (fused attention, sequence parallelism, overlapped TP and DP communication); 8 x 400G InfiniBand a
-    node. Nothing is fitted to these rows."""
+    """Dense FP8 pre-training runs of NVIDIA's Megatron-Bridge performance summary (Llama 3 8B to 405B on DGX H100,
+    B200 and GB200, each with its published layout, dense_training_throughput.csv in the project's validation
+    data): tp, pp, cp, virtual stages and micro-batch held, FSDP as ZeRO-3, the recomputation searched. Current
+    Megatron software (fused attention, sequence parallelism, overlapped TP and DP communication); 8 x 400G
+    InfiniBand a node (GB200: one NIC a GPU, the rack its NVLink domain). Nothing is fitted to these rows."""
     for r in csv.DictReader(open(PROJECT / "dense_training_throughput.csv", encoding="utf-8")):
         number = {key: int(r[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "fsdp", "tp",
                                                 "pp", "cp", "vp")}
@@ -220,10 +239,11 @@ def megatron_bridge():
         measured = batch * s / (float(r["tokens_per_s_per_gpu"]) * gpus)
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], virtual_stages=number["vp"],
                             mbs=number["micro_batch"], zero=3 if number["fsdp"] else None)
-        best = predict(model, cluster(r["gpu"], gpus, "ib-ndr400", 8), gpus, s, batch, fixed,
-                       precision=r["precision"])
+        hw, domain = (rack_scale(r["gpu"], gpus) if r["system"] == "DGX-GB200"
+                      else (cluster(r["gpu"], gpus, "ib-ndr400", 8), 8))
+        best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"])
         yield ("megatron-bridge", f"{r['model']} {r['system']} {gpus}", measured, best,
-               facts(model, r["gpu"], gpus, "ib-ndr400", s, r["precision"]))
+               facts(model, r["gpu"], gpus, "ib-ndr400", s, r["precision"], domain_gpus=domain))
 
 
 def sc21_flops(model, batch, s):

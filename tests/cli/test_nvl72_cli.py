@@ -34,7 +34,7 @@ def test_plan_prices_the_racks_and_predicts_the_workload(capsys):
     training = doc["training"]
     assert training["num_gpus"] == 1024 and training["feasible"]
     assert 64 % training["layout"]["tp"] == 0
-    assert any("NVLink domain of 72 GPUs" in reason for reason in training["evidence"]["out_of_domain"])
+    assert "no validated bf16 run on gb200" in training["evidence"]["out_of_domain"]
     code, out, _ = run(capsys, "plan", NVL72)
     assert code == 0 and "1,152 x gb200 (288 nodes x 4, 16 NVLink domains of 72)" in out
 
@@ -49,7 +49,7 @@ def test_train_search_lists_expert_parallel_layouts_across_the_domain(capsys):
     assert 8 < lay["ep"] <= 64 and lay["etp"] * lay["ep"] <= 64 and lay["etp"] in (1, lay["tp"])
     code, out, _ = run(capsys, "train", NVL72, *DEEPSEEK, "--search", "--top", "5")
     assert code == 0 and f"(ep {lay['ep']}" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
-    assert "an NVLink domain of 72 GPUs" in out
+    assert "no validated bf16 run on gb200" in out and "mixture-of-experts" in out
 
 
 def test_a_tp_that_straddles_domains_is_bad_input_naming_the_key(capsys):

@@ -108,7 +108,7 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
     cluster's NVLink domain (0 = one server's)."""
     kind = table()["training"]
     envelope = kind["envelope"]
-    reasons = _domain_reasons(domain_gpus, envelope["gpus_per_node"])
+    reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"])
     if gpu not in envelope["gpus"]:
         reasons.append(f"no validated run on {gpu}")
     elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
@@ -142,9 +142,9 @@ def collective_band(*, gpu: str, num_nodes: int, size_bytes: float, technology: 
 
 
 def _domain_reasons(domain_gpus: int, validated_gpus: int) -> list[str]:
-    """Why a rack-scale NVLink domain is out of domain: every validated run had one of at most a server's GPUs."""
+    """Why a larger NVLink domain than any validated run's is out of domain."""
     if domain_gpus > validated_gpus:
-        return [f"an NVLink domain of {domain_gpus} GPUs (every validated run: {validated_gpus}-GPU servers)"]
+        return [f"an NVLink domain of {domain_gpus} GPUs (every validated run: {validated_gpus}-GPU domains or less)"]
     return []
 
 

@@ -77,11 +77,16 @@ def test_the_search_keeps_tp_inside_the_domain_and_lets_ep_span_it(racks, server
 
 
 def test_a_rack_scale_domain_is_out_of_every_validated_regime():
-    """A 72-GPU NVLink domain names itself as the reason and takes the widest band, even on a validated GPU."""
+    """A larger NVLink domain than any validated run's (GB200's 72: NVIDIA's Megatron-Bridge runs) names itself as
+    the reason and takes the widest band, even on a validated GPU; a GB200 FP8 run is validated, its BF16 is not."""
     band = training_band(gpu="h100-sxm", precision="bf16", num_gpus=1024, params=70e9, attention="flash",
-                         technology="infiniband", seq_len=4096, domain_gpus=72)
+                         technology="infiniband", seq_len=4096, domain_gpus=576)
     assert band.regime == "out of domain"
-    assert band.out_of_domain == ("an NVLink domain of 72 GPUs (every validated run: 8-GPU servers)",)
+    assert band.out_of_domain == ("an NVLink domain of 576 GPUs (every validated run: 72-GPU domains or less)",)
+    racks = dict(params=405e9, attention="flash", technology="infiniband", seq_len=8192, domain_gpus=72)
+    assert training_band(gpu="gb200", precision="fp8", num_gpus=256, **racks).out_of_domain == ()
+    assert training_band(gpu="gb200", precision="bf16", num_gpus=256, **racks).out_of_domain == (
+        "no validated bf16 run on gb200",)
     servers = training_band(gpu="h100-sxm", precision="bf16", num_gpus=1024, params=70e9, attention="flash",
                             technology="infiniband", seq_len=4096, domain_gpus=8)
     assert servers.out_of_domain == () and band.high - band.low > servers.high - servers.low
