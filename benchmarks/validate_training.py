@@ -218,9 +218,9 @@ def rack_scale(gpu: str, gpus: int):
     per_server, domain = catalog.get("servers", server).num_gpus, catalog.get("servers", server).nvlink_domain_gpus
     racks = -(-gpus // domain)
     spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f'cluster.server="{server}"',
-                                f"cluster.num_nodes={racks * domain // per_server}", f"cluster.gpus_per_node={per_server}",
-                                'network.fabric="ib-ndr400"', f"network.nics_per_node={per_server}", "network.tiers=0",
-                                'facility.cooling="liquid"'])
+                                f"cluster.num_nodes={racks * domain // per_server}",
+                                f"cluster.gpus_per_node={per_server}", 'network.fabric="ib-ndr400"',
+                                f"network.nics_per_node={per_server}", "network.tiers=0", 'facility.cooling="liquid"'])
     built = design(spec, catalog)
     return hardware(built, domain_gpus=job_domain_gpus(gpus, built)), built.domain_gpus
 
@@ -231,14 +231,14 @@ def megatron_bridge():
     data): tp, pp, cp, virtual stages and micro-batch held, FSDP as ZeRO-3, the recomputation searched. Current
     Megatron software (fused attention, sequence parallelism, overlapped TP and DP communication); 8 x 400G
     InfiniBand a node (GB200: one NIC a GPU, the rack its NVLink domain). Nothing is fitted to these rows."""
-    for r in csv.DictReader(open(PROJECT / "dense_training_throughput.csv", encoding="utf-8")):
+    for r in csv.DictReader((PROJECT / "dense_training_throughput.csv").read_text(encoding="utf-8").splitlines()):
         number = {key: int(r[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "fsdp", "tp",
                                                 "pp", "cp", "vp")}
         gpus, s, batch = number["num_gpus"], number["seq_len"], number["global_batch"]
         model = with_seq_len(preset(r["model"]), s)
         measured = batch * s / (float(r["tokens_per_s_per_gpu"]) * gpus)
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], virtual_stages=number["vp"],
-                            mbs=number["micro_batch"], zero=3 if number["fsdp"] else None)
+                            mbs=number["micro_batch"], zero=3 if number["fsdp"] else 1)   # else the distributed optimizer
         hw, domain = (rack_scale(r["gpu"], gpus) if r["system"] == "DGX-GB200"
                       else (cluster(r["gpu"], gpus, "ib-ndr400", 8), 8))
         best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"])

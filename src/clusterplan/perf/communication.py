@@ -135,8 +135,8 @@ def _data_parallel(system: System, options: Options, stage: Stage, layout) -> tu
     dp, zero, local = stage.replicas, layout.zero, stage.dp_local      # data- and context-parallel ranks
     grad_bytes = (stage.params - stage.expert_params) * GRAD_BYTES
     weight_bytes = stage.params * BF16
-    # expert-parallel experts reduce over the expert-data-parallel ranks only (tp x cp x dp / (ep x etp): cp x dp / ep with
-    # tensor-parallel experts; none for a dense model)
+    # expert-parallel experts reduce over the expert-data-parallel ranks only (tp x cp x dp / (ep x etp): cp x dp /
+    # ep with tensor-parallel experts; none for a dense model)
     folding = layout.tp // stage.expert_tp
     expert_dp = where(stage.expert_params > 0, dp * folding // layout.ep, 1)
     expert_local = ranks_per_domain(maximum(local * folding // layout.ep, 1), expert_dp)

@@ -34,8 +34,9 @@ FP8_EFFICIENCY = 0.93
 # An FP8 GEMM's BF16 operands are cast to FP8 with their transpose and amax in one pass (Transformer Engine's fused
 # cast-transpose): read 2 bytes, write 1 + 1 per element, memory-bound. Forward: the input every micro-batch, the
 # weight on a step's first only (Megatron tells Transformer Engine which micro-batch is the first, and it keeps
-# the FP8 weight for the others; ``Options.fp8_weight_cache`` False: every micro-batch); backward: the output's gradient once, for both gradient GEMMs (the input's
-# gradient takes the weight's kept transpose, the weight's gradient the input's kept transpose)
+# the FP8 weight for the others; ``Options.fp8_weight_cache`` False: every micro-batch); backward: the output's
+# gradient once, for both gradient GEMMs (the input's gradient takes the weight's kept transpose, the weight's
+# gradient the input's kept transpose)
 FP8_CAST_BYTES = 4
 HBM_EFFICIENCY = 0.8        # ASSUMPTION: share of HBM bandwidth that streaming kernels reach
 # Megatron's fused scale-mask-softmax needs micro-batch x heads per GPU divisible by 4 (fused_softmax.py,
@@ -74,9 +75,15 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
                             gemm)
     routed_backward = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers,
                                      redo, backward).layer_gemm_s
-    t_gemm = _attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm) + routed.layer_gemm_s
-    t_gemm_b = _attention_gemms(model, T, ftp, backward) + _mlp_gemms(model, T, ftp, backward) + routed_backward
-    t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, gemm)
+    # attention's own matmuls, the MoE router and Megatron's output layer stay in BF16 in an FP8 run (Transformer
+    # Engine casts only its linear layers)
+    bf16 = _roofline(hw, replace(options, precision="bf16"), stage.micro_batches)
+    bf16_backward = functools.partial(bf16, backward=True)
+    t_gemm = (_attention_gemms(model, T, ftp, gemm) + _mlp_gemms(model, T, ftp, gemm, bf16)
+              + routed.layer_gemm_s)
+    t_gemm_b = (_attention_gemms(model, T, ftp, backward) + _mlp_gemms(model, T, ftp, backward, bf16_backward)
+                + routed_backward)
+    t_attn_f, t_attn_b, softmax_bytes, fallback = _attention(model, hw, options, stage, bf16)
     # element-wise passes: norms 8h, bias-dropout-add 14h (sharded with SP), activation 2 f_up + 2 f
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
     ffn = model.active_ffn
@@ -91,10 +98,9 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     t_layer_b = t_gemm_b + t_attn_b + 2 * t_elem_f + 2 * kernels_f
     t_recompute = stage.layers * (redo * t_layer_f
                                   + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
-    # logits on the last stage: GEMM (in BF16 in an FP8 run too: Megatron's output layer is its own linear layer,
-    # outside Transformer Engine's FP8), and the FP32 cross-entropy passes
-    output = _roofline(hw, replace(options, precision="bf16"), stage.micro_batches)
-    t_logits = 3 * output(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
+    # logits on the last stage: GEMM (Megatron's output layer is its own linear layer, outside Transformer Engine),
+    # and the FP32 cross-entropy passes
+    t_logits = 3 * bf16(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
@@ -113,9 +119,9 @@ def _attention_gemms(model: Transformer, T, ftp, gemm):
     return q + gemm(T, h, kv_rank + rope) + gemm(T, kv_rank, kv_up / ftp) + out
 
 
-def _mlp_gemms(model: Transformer, T, ftp, gemm):
+def _mlp_gemms(model: Transformer, T, ftp, gemm, router_gemm):
     """One layer's MLP, averaged over dense and MoE layers: the dense MLPs, a MoE layer's shared experts and
-    router (its routed experts: experts.py)."""
+    router (``router_gemm``: BF16; its routed experts: experts.py)."""
     h, up = model.hidden, 2 if model.gated else 1
 
     def mlp(width):
@@ -124,7 +130,7 @@ def _mlp_gemms(model: Transformer, T, ftp, gemm):
     dense = mlp(model.dense_width)
     if not model.moe_layers:
         return dense
-    moe = mlp(model.shared_ffn_hidden) + gemm(T, h, model.experts)
+    moe = mlp(model.shared_ffn_hidden) + router_gemm(T, h, model.experts)
     return (model.moe_layers * moe + (model.layers - model.moe_layers) * dense) / model.layers
 
 

@@ -3,7 +3,7 @@
 States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
 weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
 sharding; an expert-parallel layout holds 1 / ep of the routed experts, their
-states sharded over the dp / ep ranks that hold the same experts. Activations
+states sharded over the ranks that hold the same experts (tp x cp x dp / (ep x etp)). Activations
 follow Korthikanti et al. 2022 (arXiv 2205.05198), generalised to grouped-query
 and latent attention, explicit head sizes, gated MLPs and experts, with sequence
 parallelism and each recomputation choice; "block" recomputes the fewest whole
@@ -63,8 +63,13 @@ def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage,
 
 
 def states(model: Transformer, stage: Stage, zero) -> tuple:
-    """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes."""
-    # expert-parallel experts' states shard over the expert-data-parallel ranks (dp / ep); ZeRO-3 excludes ep > 1
+    """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes.
+
+    An FP8 run's weights count 2 bytes a parameter as in BF16 (ASSUMPTION): NVIDIA's recipes keep either BF16
+    weights or FP8 ones with their transpose (``--fp8-param-gather``); the FP8 copy Transformer Engine may cache
+    beside BF16 weights for a step's later micro-batches (up to 2 bytes a parameter more) is not counted."""
+    # expert-parallel experts' states shard over the expert-data-parallel ranks (tp x cp x dp / (ep x etp)); ZeRO-3
+    # excludes ep > 1
     dense, experts = stage.params - stage.expert_params, stage.expert_params
     weights = dense * BF16 / where(zero == 3, stage.shard, 1) + experts * BF16
     gradients = (dense * GRAD_BYTES / where(zero >= 2, stage.shard, 1)

@@ -176,9 +176,10 @@ def _data_parallel_exposed(options: Options, busiest: Stage, layout, traffic: Co
     if not options.overlap_grad_reduce:
         return t_dp, full_like(t_dp, 0.0)
     share = where(layout.zero >= 1, 1.0, 2 / 3)            # the backward is two of the three passes
-    room = share * (slot.gpu_s + slot.host_s) - slot.beside_s
+    # ... of the last chunk only (1 / v of the slot): what is left after the cool-down waits for its passes
+    room = (share * (slot.gpu_s + slot.host_s) - slot.beside_s) / as_float(layout.virtual_stages)
     left = _pipelined_reduction(t_dp, layout, busiest.micro_batches, slot)
-    exposed = maximum(left - maximum(room, 0.0), left / maximum(busiest.layers, 1))
+    exposed = maximum(left - maximum(room, 0.0), t_dp / maximum(busiest.layers, 1))
     return exposed, OVERLAP_COST * (t_dp - exposed)
 
 

@@ -19,7 +19,7 @@ def test_a_layout_names_every_offending_value():
 @pytest.mark.parametrize("values, phrase", [
     (dict(virtual_stages=2), "virtual stages need pipeline parallelism: virtual_stages(2), pp(1)"),
     (dict(pp=2, dp=4, zero=3), "ZeRO-3 with pipeline parallelism: zero(3), pp(2)"),
-    (dict(zero=1), "ZeRO needs data parallelism: zero(1), dp(1)"),
+    (dict(zero=1), "ZeRO needs data or context parallelism: zero(1), dp(1), cp(1)"),
 ])
 def test_a_layout_rejects_choices_that_cannot_go_together(values, phrase):
     """Rules that need nothing but the layout are checked when it is made."""
