@@ -29,6 +29,7 @@ from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
+from clusterplan.plan.size_platform import platform
 from clusterplan.plan.workload import job_domain_gpus
 from clusterplan.perf.step import Prediction
 from clusterplan.spec import load_spec
@@ -210,19 +211,21 @@ def other_published():
 
 
 def rack_scale(gpu: str, gpus: int):
-    """(hardware, NVLink domain) of ``gpus`` GPUs of a rack-scale system (GB200 NVL72: trays of 4 GPUs, 18 a rack,
-    one 400G NIC a GPU), in as many racks as they need; the job takes GPUs of each rack as ``plan`` would
-    (``job_domain_gpus``: 256 GPUs as 4 racks of 64, an ASSUMPTION: NVIDIA does not say)."""
+    """(hardware, NVLink domain) of ``gpus`` GPUs of a rack-scale system (GB200 NVL72), built as ``size`` builds it
+    (its server, one 400G NIC a GPU, a cooling that takes the rack), in as many racks as they need; the job takes
+    GPUs of each rack as ``plan`` would (``job_domain_gpus``: 256 GPUs as 4 racks of 64, an ASSUMPTION: NVIDIA does
+    not say)."""
     catalog = load_catalog()
-    server = catalog.get("gpus", gpu).default_server
-    per_server, domain = catalog.get("servers", server).num_gpus, catalog.get("servers", server).nvlink_domain_gpus
-    racks = -(-gpus // domain)
-    spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f'cluster.server="{server}"',
-                                f"cluster.num_nodes={racks * domain // per_server}",
-                                f"cluster.gpus_per_node={per_server}", 'network.fabric="ib-ndr400"',
-                                f"network.nics_per_node={per_server}", "network.tiers=0", 'facility.cooling="liquid"'])
-    built = design(spec, catalog)
-    return hardware(built, domain_gpus=job_domain_gpus(gpus, built)), built.domain_gpus
+    base = load_spec(overrides=['network.fabric="ib-ndr400"', "network.tiers=0"])
+    built = platform(base, catalog, gpu, 10**9, key=gpu)   # the counts it would search are not used here
+    racks = -(-gpus // built.domain_gpus)
+    spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f'cluster.server="{built.server}"',
+                                f"cluster.num_nodes={racks * built.domain_gpus // built.gpus_per_node}",
+                                f"cluster.gpus_per_node={built.gpus_per_node}", 'network.fabric="ib-ndr400"',
+                                f"network.nics_per_node={built.nics_per_node}", "network.tiers=0",
+                                f'facility.cooling="{built.cooling}"'])
+    built_design = design(spec, catalog)
+    return hardware(built_design, domain_gpus=job_domain_gpus(gpus, built_design)), built_design.domain_gpus
 
 
 def megatron_bridge():

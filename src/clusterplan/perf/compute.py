@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from clusterplan.perf.experts import LAUNCH_S, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, expert_gemms_s, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import maximum, where
@@ -73,8 +73,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     backward = functools.partial(gemm, backward=True)
     routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
                             gemm)
-    routed_backward = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers,
-                                     redo, backward).layer_gemm_s
+    routed_backward = expert_gemms_s(model, T, ftp, stage.expert_tp, stage.ep, backward)
     # attention's own matmuls, the MoE router and Megatron's output layer stay in BF16 in an FP8 run (Transformer
     # Engine casts only its linear layers)
     bf16 = _roofline(hw, replace(options, precision="bf16"), stage.micro_batches)

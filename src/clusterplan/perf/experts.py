@@ -61,13 +61,22 @@ def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, laye
         return RoutedExperts(layer_gemm_s=0.0, layer_kernels=0.0, launch_s=0.0, wait_s=0.0)
     share = model.moe_layers / model.layers                  # MoE layers among the layers, on average
     local = model.experts / as_float(ep)
-    rows = tokens * etp / tp * model.experts_per_token / local * EXPERT_IMBALANCE
-    h, f, up = model.hidden, model.ffn_hidden / etp, 2 if model.gated else 1
-    per_expert = gemm(rows, h, up * f) + gemm(rows, f, h)
     forward, backward = EXPERT_KERNELS[precision]
     kernels_f = ROUTED_BLOCK_KERNELS + local * forward
     kernels_b = 2 * ROUTED_BLOCK_KERNELS + local * backward
     launches = layers * share * LAUNCH_S
-    return RoutedExperts(layer_gemm_s=share * local * per_expert, layer_kernels=share * kernels_f,
+    return RoutedExperts(layer_gemm_s=expert_gemms_s(model, tokens, tp, etp, ep, gemm),
+                         layer_kernels=share * kernels_f,
                          launch_s=launches * (kernels_f * (1 + redo) + kernels_b),
                          wait_s=launches * kernels_f * (1 + redo))
+
+
+def expert_gemms_s(model: Transformer, tokens, tp, etp, ep, gemm):
+    """One layer's routed-expert GEMMs (averaged over the layers) priced by ``gemm``: the forward roofline, or its
+    backward (0 for a dense model)."""
+    if not model.moe_layers:
+        return 0.0
+    local = model.experts / as_float(ep)
+    rows = tokens * etp / tp * model.experts_per_token / local * EXPERT_IMBALANCE
+    h, f, up = model.hidden, model.ffn_hidden / etp, 2 if model.gated else 1
+    return model.moe_layers / model.layers * local * (gemm(rows, h, up * f) + gemm(rows, f, h))
