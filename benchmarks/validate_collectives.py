@@ -110,11 +110,12 @@ def parse_size(text: str) -> float | None:
 
 
 def points(data: Path):
-    """(dataset, tool, size_bytes, ranks, measured busbw, System, op) for every comparable measurement."""
+    """(dataset, tool, size_bytes, ranks, measured busbw, System, op, algorithms forced) for every comparable
+    measurement."""
     tables = [data / name for name in TABLES] + [PROJECT / "nccl_tests_tables.csv"]
     for row in (row for table in tables for row in csv.DictReader(open(table))):
         yield (row["test_id"], "nccl-tests", float(row["size_bytes"]), int(row["num_ranks"]),
-               float(row["oop_busbw_GBps"]), TABLE_RUNS[row["test_id"]], "all_reduce")
+               float(row["oop_busbw_GBps"]), TABLE_RUNS[row["test_id"]], "all_reduce", ())
     for row in csv.DictReader(open(data / "nccl_busbw_summary_points.csv")):
         op = {"all-gather": "all_gather", "reduce-scatter": "reduce_scatter"}.get(row["collective"], "all_reduce")
         hw = summary_system(row)
@@ -126,7 +127,20 @@ def points(data: Path):
         if None in sizes:  # "large", "(not stated)", "up to 1G": the plateau
             sizes = [16 * GiB]
         for size, value in zip(sizes, values):
-            yield (row["dataset"], row["tool"], size, ranks, float(value.split("-")[0]), hw, op)
+            yield (row["dataset"], row["tool"], size, ranks, float(value.split("-")[0]), hw, op, ())
+    yield from infiniband_points()
+
+
+def infiniband_points():
+    """The project's multi-node InfiniBand points (nccl_busbw_infiniband.csv): each row names its catalog GPU,
+    fabric and NICs per node, and the algorithm its run forced (NCCL_ALGO), which the prediction is held to."""
+    for row in csv.DictReader(open(PROJECT / "nccl_busbw_infiniband.csv")):
+        catalog = load_catalog()
+        gbps = catalog.get("fabrics", row["fabric"]).link_rate_Bps * 8 / 1e9
+        hw = system(row["gpu_id"], nics=int(row["nics_per_node"]), gbps=gbps, fabric=row["fabric"])
+        algorithms = (row["algorithm"],) if row["algorithm"] else ()
+        yield (row["dataset"], row["tool"], float(row["size_bytes"]), int(row["num_gpus"]),
+               float(row["busbw_GBps"]), hw, row["collective"], algorithms)
 
 
 class Residual(NamedTuple):
@@ -142,10 +156,10 @@ class Residual(NamedTuple):
 
 def residuals(data: Path = DATA):
     """Every point with a measured bus bandwidth above the table's resolution, predicted."""
-    for dataset, tool, size, ranks, measured, hw, op in points(data):
+    for dataset, tool, size, ranks, measured, hw, op, algorithms in points(data):
         if measured <= 0.005:  # printed as 0.00: below the table's resolution
             continue
-        predicted = float(predict(op, np.array([size]), hw.system, ranks).busbw_GBps[0])
+        predicted = float(predict(op, np.array([size]), hw.system, ranks, algorithms=algorithms).busbw_GBps[0])
         yield Residual(label=f"{dataset} [{tool}]", gpu=hw.gpu, technology=hw.technology,
                        num_nodes=-(-ranks // hw.system.gpus_per_node), size_bytes=size,
                        error=measured / predicted - 1)
@@ -194,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name[:58]:58} {len(values):3} " + " ".join(f"{c:>20}" for c in cells)
               + f" {_cell([e for _, e in values], count=False):>14}")
     print("cells: median / mean of |predicted - measured| / measured of busbw (number of points)")
+    infiniband = [abs(1 / (1 + p.error) - 1) for p in residuals(args.data)
+                  if p.technology == "infiniband" and p.num_nodes > 1 and p.size_bytes >= 64 * MiB]
+    if infiniband:
+        print(f"multi-node InfiniBand busbw >= 64 MiB: median |error| {statistics.median(infiniband):.1%}, "
+              f"max {max(infiniband):.1%} over {len(infiniband)} clusters' points (goal: median <= 15 %)")
     print()
     print_summary("Signed error of the predicted time (predicted / measured - 1), per source", signed)
     print_regimes("... per regime (nccl-tests points, the band table's: GPU, span, message size)", by_regime)

@@ -82,6 +82,15 @@ class ReliabilitySettings:
     repair_hours: float               # a failed node out of service
     spare_confidence: float           # probability that the spares cover the nodes in repair
     target_overhead: float            # most goodput the checkpoint tier's finite write bandwidth may cost
+    # the whole run beyond its steady state (docs/reliability.md#whole-run)
+    ramp_tokens_fraction: float = 0.0     # share of the tokens trained while the batch ramps up
+    ramp_batch_fraction: float = 0.5      # ... at this share of the full batch
+    long_context_tokens_fraction: float = 0.0   # share of the tokens in context-extension stages
+    long_context_seq_len: int = 0         # ... at this sequence length (0 = no such stage)
+    eval_interval_steps: int = 0          # training steps between evaluations (0 = none)
+    eval_steps: int = 0                   # forward-only steps per evaluation
+    pause_fraction: float = 0.0           # share of the wall clock lost to data-pipeline stalls
+    held_fraction: float = 1.0            # share of the reserved GPUs the job ran on
 
     def __post_init__(self) -> None:
         check(len(self.failures) > 0, "failures", "must name at least one failure cause")
@@ -98,6 +107,13 @@ class ReliabilitySettings:
         check(self.checkpoints_kept >= 1, "checkpoints_kept", f"must be >= 1, got {self.checkpoints_kept}")
         check(0 < self.spare_confidence < 1, "spare_confidence", f"must be in (0, 1), got {self.spare_confidence}")
         check(0 < self.target_overhead < 1, "target_overhead", f"must be in (0, 1), got {self.target_overhead}")
+        for name in ("ramp_tokens_fraction", "long_context_tokens_fraction"):
+            check(0 <= getattr(self, name) <= 1, name, f"must be in [0, 1], got {getattr(self, name)}")
+        check(0 <= self.pause_fraction < 0.5, "pause_fraction", f"must be in [0, 0.5), got {self.pause_fraction}")
+        for name in ("ramp_batch_fraction", "held_fraction"):
+            check(0 < getattr(self, name) <= 1, name, f"must be in (0, 1], got {getattr(self, name)}")
+        for name in ("long_context_seq_len", "eval_interval_steps", "eval_steps"):
+            non_negative(getattr(self, name), name)
 
 
 @dataclass(**FROZEN)

@@ -24,6 +24,8 @@ LIMITS: Mapping[str, tuple[float, float]] = {
     "reliability.checkpoint_bytes_per_param": (0, 64), "reliability.checkpoints_kept": (1, 1000),
     "reliability.dataset_tb": (0, 1e6), "reliability.bytes_per_token": (0, 1e6), "reliability.detect_min": (0, 10_080),
     "reliability.restart_overhead_min": (0, 10_080), "reliability.repair_hours": (0, 8760),
+    "reliability.long_context_seq_len": (0, 10_485_760), "reliability.eval_interval_steps": (0, 10_000_000),
+    "reliability.eval_steps": (0, 10_000_000),
     "size.tokens": (0, 1e16), "size.deadline_days": (0, 36_500), "size.budget_usd": (0, 1e12),
     "size.max_gpus": (0, 800_000),
 }

@@ -173,8 +173,10 @@ def placement(system: System, num_ranks: int, ranks_per_node: int | None = None)
     return num_ranks // local, local
 
 
-def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node: int | None = None) -> Prediction:
-    """Fastest NCCL-like (algorithm, protocol) time for each size of ``op`` on ``num_ranks`` GPUs."""
+def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node: int | None = None,
+            algorithms: tuple[str, ...] = ()) -> Prediction:
+    """Fastest NCCL-like (algorithm, protocol) time for each size of ``op`` on ``num_ranks`` GPUs; ``algorithms``
+    (as NCCL_ALGO restricts NCCL's choice, e.g. ("ring",)) limits the candidates, () = every one."""
     sizes = np.asarray(size_bytes, dtype=float)
     factor = bus_factor(op, num_ranks)
     nodes, local = placement(system, num_ranks, ranks_per_node)
@@ -183,6 +185,11 @@ def predict(op: str, size_bytes, system: System, num_ranks: int, ranks_per_node:
         return Prediction(op=op, num_ranks=1, num_nodes=1, size_bytes=sizes, time_s=zero, algbw_GBps=zero,
                           busbw_GBps=zero, algorithm=("none",) * sizes.size, protocol=("none",) * sizes.size)
     candidates = _candidates(op, system, num_ranks, nodes, local)
+    if algorithms:
+        unknown = set(algorithms) - set(ALGORITHMS)
+        if unknown:
+            raise ValueError(f"unknown algorithm {sorted(unknown)[0]!r}; expected one of {', '.join(ALGORITHMS)}")
+        candidates = tuple(c for c in candidates if c.algorithm in algorithms) or candidates
     times = _times_s(candidates, sizes)
     best = times.argmin(axis=0)
     time_s = times[best, np.arange(sizes.size)]

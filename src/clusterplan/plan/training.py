@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.design import Design
-from clusterplan.perf.evidence import Band, training_band
+from clusterplan.perf.evidence import Band, table, training_band
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.search import Search, search
@@ -17,6 +17,7 @@ from clusterplan.plan.reliability import job_reliability
 from clusterplan.plan.spot import spot_goodputs
 from clusterplan.plan.workload import job_gpus, resolve, workload_model
 from clusterplan.reliability import Reliability, wall_clock_s
+from clusterplan.reliability.whole_run import Recipe, WholeRun, ramp_ratio, whole_run
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 from clusterplan.units import format_usd
@@ -41,6 +42,8 @@ class Training:
     band: Band                       # the evidence behind the step time: its regime, n and band (docs/evidence.md)
     offer_goodputs: Mapping[str, float] = field(default_factory=dict)   # spot offer id -> goodput with reclaims
     warnings: tuple[str, ...] = ()   # the job against the cluster's life and cost (training_warnings)
+    whole_run: WholeRun | None = None   # the run's time by cause (docs/reliability.md#whole-run); None without tokens
+    whole_run_band: Band | None = None  # what the causes leave unexplained on published whole runs (docs/evidence.md)
 
     @property
     def best(self) -> Prediction | None:
@@ -64,6 +67,20 @@ class Training:
         """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails
         alike; a spot offer's goodput also counts its reclaims)."""
         return {key: usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
+
+    @property
+    def whole_run_time_to_train_s(self) -> float | None:
+        """The wall clock of the whole run: steady state plus every modelled cause (``whole_run``)."""
+        return self.whole_run.wall_clock_s if self.whole_run is not None else None
+
+    @property
+    def whole_run_costs_usd(self) -> dict[str, float]:
+        """``costs_usd`` of the whole run's billed GPU-hours (every reserved GPU, idle or not): each raw cost x
+        billed / steady-state time."""
+        if self.whole_run is None:
+            return {}
+        scale = self.whole_run.billed_s / self.whole_run.steady_s
+        return {key: usd * scale for key, usd in self.costs_usd.items()}
 
 
 def raw_time_to_train_s(tokens: float, best: Prediction | None) -> float | None:
@@ -92,10 +109,52 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
         offer_goodputs = spot_goodputs(spec, catalog, built, job.model, job.num_gpus, offers,
                                        tokens_per_s=best.tokens_per_s, useful_s=raw_s)
     costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
+    run = (run_by_cause(recipe(spec), job.model, best, reliability, steady_s=raw_s, seq_len=job.options.seq_len)
+           if raw_s else None)
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
                     offer_goodputs=offer_goodputs,
-                    band=evidence(built, job.model, job.options, job.num_gpus))
+                    band=evidence(built, job.model, job.options, job.num_gpus),
+                    whole_run=run, whole_run_band=whole_run_band() if run is not None else None)
+
+
+def recipe(spec: Spec) -> Recipe:
+    """The scenario's whole-run keys ([reliability], docs/reliability.md#whole-run)."""
+    chosen = spec.reliability
+    return Recipe(ramp_tokens_fraction=chosen.ramp_tokens_fraction, ramp_batch_fraction=chosen.ramp_batch_fraction,
+                  long_context_tokens_fraction=chosen.long_context_tokens_fraction,
+                  long_context_seq_len=chosen.long_context_seq_len, eval_interval_steps=chosen.eval_interval_steps,
+                  eval_steps=chosen.eval_steps, pause_fraction=chosen.pause_fraction,
+                  held_fraction=chosen.held_fraction)
+
+
+def run_by_cause(chosen: Recipe, model: Transformer, best: Prediction, reliability: Reliability | None, *,
+                 steady_s: float, seq_len: int) -> WholeRun:
+    """The whole run of ``best``'s layout: its step split into the part that scales with the batch and the part
+    that does not (pipeline bubble, exposed gradient reduction, optimizer step) for the ramp-up, the model FLOPs
+    per token at the long-context length over the main one, and the goodput model's losses (none without
+    storage: no checkpoints are modelled there)."""
+    step = best.step
+    fixed_s = step.pp_bubble + step.dp_comm + step.optimizer
+    ramp = ramp_ratio(batch_scaled_s=step.total - fixed_s, fixed_s=fixed_s, batch_fraction=chosen.ramp_batch_fraction)
+    long_seq = chosen.long_context_seq_len
+    long_ratio = (model.model_flops_per_token(long_seq) / model.model_flops_per_token(seq_len)
+                  if long_seq > seq_len else 1.0)
+    waste = reliability.outcome.waste if reliability is not None else None
+    return whole_run(chosen, steady_s=steady_s, ramp_ratio_=ramp, long_context_ratio=long_ratio,
+                     failure_waste=waste.lost_work + waste.restart if waste else 0.0,
+                     checkpoint_waste=waste.checkpoint if waste else 0.0)
+
+
+def whole_run_band() -> Band:
+    """The "whole run" regime: signed errors of the causes' wall clock against published whole runs (its low and
+    high the extremes where n < 10: docs/evidence.md); a zero-width band before any is written."""
+    row = table().get("whole_run")
+    if row is None:
+        return Band(kind="whole run", regime="whole run", n=0, median=0.0, low=0.0, high=0.0,
+                    out_of_domain=("no published whole run in the band table",))
+    return Band(kind="whole run", regime="whole run (published GPU-hours)", n=row["n"], median=row["median"],
+                low=row["low"], high=row["high"])
 
 
 def evidence(built: Design, model: Transformer, options: Options, num_gpus: int) -> Band:

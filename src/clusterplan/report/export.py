@@ -207,8 +207,24 @@ def training_section(job: Any) -> dict[str, Any]:
             out["effective_cloud_cost_to_train_usd_low"], out["effective_cloud_cost_to_train_usd_high"] = \
                 _ranged_each(band, rented)
             out["spot_goodput"] = dict(job.offer_goodputs)   # a spot offer's goodput counts its reclaims
+        if job.tokens and job.whole_run is not None:
+            out.update(whole_run_fields(job))
     out["layouts"] = [_layout_fields(row, band) for row in job.search.best]
     out["warnings"] = list(job.warnings)
+    return out
+
+
+def whole_run_fields(job: Any) -> dict[str, Any]:
+    """The whole run (docs/reliability.md#whole-run): its wall clock, billed GPU-hours and cost by cause, and the
+    "whole run" band of published runs around them."""
+    run, band = job.whole_run, job.whole_run_band
+    costs = job.whole_run_costs_usd
+    out = {"whole_run_time_to_train_s": run.wall_clock_s,
+           "whole_run_gpu_hours": run.billed_s / 3600 * job.num_gpus,
+           "whole_run_cost_to_train_usd": costs["own"],
+           "whole_run_breakdown_s": run.breakdown(),
+           "whole_run_evidence": evidence_table(band)}
+    out.update(_ranged(band, whole_run_time_to_train_s=run.wall_clock_s, whole_run_cost_to_train_usd=costs["own"]))
     return out
 
 

@@ -56,11 +56,30 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
                                                                    doc.get("effective_cost_to_train_usd"), format_usd)
                      + _range(doc, "cost_to_train_usd", format_usd)))
+        if "whole_run_time_to_train_s" in doc:
+            rows += whole_run_rows(doc)
         offer = doc["cheapest_cloud_to_train"]
         if offer is not None:
             rows.append((f"Cost to train (cheapest cloud: {offer})",
                          _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)))
     return rows
+
+
+def whole_run_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The whole run (docs/reliability.md#whole-run): its wall clock and cost with every modelled cause, the band
+    of published whole runs around them, and the causes' lines."""
+    band = doc["whole_run_evidence"]
+    steady = doc["whole_run_breakdown_s"]["steady state"]
+    causes = ", ".join(f"{name} +{seconds / steady:.1%}" for name, seconds in doc["whole_run_breakdown_s"].items()
+                       if name != "steady state" and seconds > 0)
+    return [("Time to train, whole run", _duration(doc["whole_run_time_to_train_s"])
+             + _range(doc, "whole_run_time_to_train_s", _duration)),
+            ("Cost to train, whole run (own)", format_usd(doc["whole_run_cost_to_train_usd"])
+             + f", {doc['whole_run_gpu_hours']:,.0f} GPU-hours" + _range(doc, "whole_run_cost_to_train_usd", format_usd)),
+            ("Whole run over steady state", causes or "no cause modelled"),
+            ("Whole-run evidence", f"{band['regime']}: n={band['n']}, median error {band['median_error']:+.1%}, band "
+                                   f"{band['low_error']:+.1%} to {band['high_error']:+.1%} (docs/evidence.md)"
+             if not band["out_of_domain"] else "; ".join(band["out_of_domain"]))]
 
 
 def _range(doc: dict[str, Any], name: str, fmt) -> str:
