@@ -99,3 +99,25 @@ def test_the_checks_get_the_predictions_reliability_or_the_jobs_at_the_read_prof
     spec, bare = _job(catalog, "storage.usable_tb=0")
     assert bare.reliability is None
     assert checked_reliability(spec, catalog, design(spec, catalog), bare) == (None, False)
+
+
+def test_the_whole_run_adds_each_cause_to_the_steady_state(catalog):
+    """The whole run starts at the raw time to train; with the recipe keys at 0 it adds only evaluation pauses
+    and the goodput model's failures and checkpoints (their wall-time share is 1 - goodput)."""
+    _, job = _job(catalog, "workload.tokens=\"2T\"", "reliability.ramp_tokens_fraction=0",
+                  "reliability.long_context_tokens_fraction=0", "reliability.eval_interval_steps=0")
+    run = job.whole_run
+    assert run.steady_s == pytest.approx(job.time_to_train_s)
+    assert run.ramp_s == run.long_context_s == run.evaluation_s == 0
+    assert run.wall_clock_s == pytest.approx(job.effective_time_to_train_s)
+    assert job.whole_run_band.kind == "whole run" and job.whole_run_band.low < 0 < job.whole_run_band.high
+
+
+def test_a_half_batch_ramp_and_a_longer_stage_lengthen_the_whole_run(catalog):
+    """18 % of the tokens at half the batch and 5 % at 64K tokens (the reference's defaults) add time; held at 80 %
+    of the reservation, the billed time and cost are the wall clock / 0.8."""
+    _, job = _job(catalog, "workload.tokens=\"2T\"", "reliability.held_fraction=0.8")
+    run = job.whole_run
+    assert run.ramp_s > 0 and run.long_context_s > 0 and run.evaluation_s > 0
+    assert run.billed_s == pytest.approx(run.wall_clock_s / 0.8)
+    assert job.whole_run_costs_usd["own"] == pytest.approx(job.costs_usd["own"] * run.billed_s / run.steady_s)

@@ -1,0 +1,142 @@
+"""Predicted vs published GPU-hours of whole training runs (benchmarks/data/validation/whole_run_disclosures.csv).
+
+Each run is predicted as `clusterplan train` would: its steady state from the layout search on its own
+hardware (its published tp and pp held where stated, the rest searched), then
+
+- before: the steady state divided by the goodput model's goodput (failures, restarts, checkpoints: the
+  "effective" time to train);
+- after: the whole run by cause (plan.training.run_by_cause, docs/reliability.md#whole-run) with the run's
+  published recipe (batch ramp-up, context-extension stages) and Megatron-LM's default evaluation cadence.
+
+Errors are predicted / published GPU-hours - 1 (negative: the model too fast). What the causes leave is the
+"whole run" evidence regime (benchmarks/evidence.py): its band, the residuals' extremes, covers every run.
+
+    python benchmarks/validate_whole_run.py
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import sys
+from dataclasses import replace
+
+from validate_training import gpt
+from validation_data import PROJECT
+
+from clusterplan.catalog import load_catalog
+from clusterplan.design.design import design
+from clusterplan.perf.hardware import Options, hardware
+from clusterplan.perf.layout import Constraints
+from clusterplan.perf.model import Transformer, with_seq_len
+from clusterplan.perf.presets import PRESETS, preset
+from clusterplan.perf.search import search
+from clusterplan.plan.reliability import job_reliability
+from clusterplan.plan.training import run_by_cause
+from clusterplan.reliability.whole_run import Recipe
+from clusterplan.spec import load_spec
+
+DATA = PROJECT / "whole_run_disclosures.csv"
+EVAL = dict(eval_interval_steps=1000, eval_steps=100)   # Megatron-LM's --eval-interval and --eval-iters defaults
+_LLAMA = dict(mlp="swiglu", norm="rmsnorm", bias=False, tied_embeddings=False, learned_positions=False, vocab=32000,
+              seq_len=2048)
+_FALCON = dict(vocab=65024, seq_len=2048, bias=False, tied_embeddings=False, learned_positions=False)
+MODELS = {   # the runs' models the presets do not hold, from their papers and model cards
+    "llama-7b": lambda: with_seq_len(preset("llama2-7b"), 2048),
+    "llama-13b": lambda: with_seq_len(preset("llama2-13b"), 2048),
+    "llama-33b": lambda: Transformer(name="llama-33b", layers=60, hidden=6656, heads=52, ffn_hidden=17920, **_LLAMA),
+    "llama-65b": lambda: Transformer(name="llama-65b", layers=80, hidden=8192, heads=64, ffn_hidden=22016, **_LLAMA),
+    "bloom-176b": lambda: gpt("bloom-176b", 70, 14336, 112, 250680, 2048, learned_positions=False),
+    "falcon-40b": lambda: Transformer(name="falcon-40b", layers=60, hidden=8192, heads=128, kv_heads=8,
+                                      ffn_hidden=32768, **_FALCON),
+    "falcon-180b": lambda: Transformer(name="falcon-180b", layers=80, hidden=14848, heads=232, kv_heads=8,
+                                       ffn_hidden=59392, **_FALCON),
+    "mpt-7b": lambda: gpt("mpt-7b", 32, 4096, 32, 50432, 2048, learned_positions=False),
+}
+OLDER_STACK = dict(sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+
+
+def model_of(name: str, seq_len: int) -> Transformer | None:
+    if name in MODELS:
+        return with_seq_len(MODELS[name](), seq_len)
+    return with_seq_len(PRESETS[name], seq_len) if name in PRESETS else None
+
+
+def spec_of(row: dict):
+    nodes = max(1, int(row["num_gpus"]) // 8)
+    return load_spec(overrides=[f'cluster.gpu="{row["gpu"]}"', f"cluster.num_nodes={nodes}",
+                                f'network.fabric="{row["fabric"]}"', f"network.nics_per_node={row['nics_per_node']}",
+                                "network.tiers=0"])
+
+
+def predict(row: dict):
+    """(steady-state GPU-hours, before, after, the WholeRun) of one run; None where it cannot be predicted."""
+    model = model_of(row["model"], int(row["seq_len"]))
+    catalog = load_catalog()
+    if model is None or row["gpu"] not in catalog.families["gpus"]:
+        return None
+    spec = spec_of(row)
+    built = design(spec, catalog)
+    gpus, seq = int(row["num_gpus"]), int(row["seq_len"])
+    fixed = Constraints(tp=int(row["tp"]) or None, pp=int(row["pp"]) or None)
+    older = OLDER_STACK if row["attention"] in ("unfused", "flash1") else {}
+    options = Options(seq_len=seq, global_batch=int(row["global_batch"]), attention=row["attention"], **older)
+    found = search(model, hardware(built), options, gpus, fixed, top=1)
+    if not found.best:
+        return None
+    best = found.best[0]
+    steady_s = float(row["tokens"]) / best.tokens_per_s
+    reliability = job_reliability(spec, catalog, built, model, gpus, tokens_per_s=best.tokens_per_s,
+                                  useful_s=steady_s)
+    recipe = Recipe(ramp_tokens_fraction=float(row["ramp_tokens_fraction"]),
+                    ramp_batch_fraction=float(row["ramp_batch_fraction"]),
+                    long_context_tokens_fraction=float(row["long_context_tokens_fraction"]),
+                    long_context_seq_len=int(row["long_context_seq_len"]), **EVAL)
+    run = run_by_cause(recipe, model, best, reliability, steady_s=steady_s, seq_len=seq)
+    hours = gpus / 3600
+    return steady_s * hours, steady_s / reliability.goodput * hours, run.billed_s * hours, run
+
+
+def residuals():
+    """(run, published GPU-hours, steady, before, after, WholeRun) of every run the model predicts, and the
+    runs it does not (run, reason)."""
+    done, skipped = [], []
+    for row in csv.DictReader(open(DATA)):
+        result = predict(row)
+        if result is None:
+            skipped.append((row["run"], row["notes"]))
+            continue
+        done.append((row["run"], float(row["published_gpu_hours"]), *result))
+    return done, skipped
+
+
+def main() -> int:
+    done, skipped = residuals()
+    print(f"{'run':14} {'published':>12} {'steady':>12} {'before':>12} {'error':>7} {'after':>12} {'error':>7}"
+          f"   causes over steady state")
+    before, after = [], []
+    for run, published, steady, pre, post, whole in done:
+        before.append(pre / published - 1)
+        after.append(post / published - 1)
+        causes = ", ".join(f"{name.split()[0]} +{seconds / whole.steady_s:.1%}"
+                           for name, seconds in whole.breakdown().items() if name != "steady state" and seconds > 0)
+        print(f"{run:14} {published:12,.0f} {steady:12,.0f} {pre:12,.0f} {before[-1]:+7.1%} {post:12,.0f} "
+              f"{after[-1]:+7.1%}   {causes}")
+    for run, why in skipped:
+        print(f"{run:14} not predicted: {why}")
+    print("GPU-hours; error = predicted / published - 1 (negative: too fast); before = steady state / goodput, "
+          "after = whole run by cause")
+    for name, errors in (("before", before), ("after", after)):
+        print(f"{name:6}: median {statistics.median(errors):+.1%}, median |error| "
+              f"{statistics.median(abs(e) for e in errors):.1%}, max |error| {max(abs(e) for e in errors):.1%} "
+              f"over {len(errors)} runs")
+    low, high = min(after), max(after)
+    for name, errors in (("before", before), ("after", after)):
+        covered = sum(low <= e <= high for e in errors)
+        print(f"whole-run band {low:+.1%} to {high:+.1%} (after's extremes) covers {covered} of {len(errors)} "
+              f"runs' {name} errors")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
