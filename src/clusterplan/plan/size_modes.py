@@ -65,6 +65,8 @@ class Candidate:
     own_tco_usd: float = 0.0         # the whole TCO, when the cluster is bought for this job alone
     residual_usd: float = 0.0        # what the owned cluster is worth at the end of the horizon
     note: str = ""
+    whole_run_days: float = 0.0      # the whole run by cause (plan.training, docs/reliability.md#whole-run); 0 = none
+    whole_run_band_days: tuple[float, float] = (0.0, 0.0)   # ... within the "whole run" band of published runs
 
     @property
     def done_days(self) -> float:
@@ -118,8 +120,13 @@ class Base:
 
     def candidate(self, mode: str, **fields) -> Candidate:
         best = self.job.best
+        run, band = self.job.whole_run_time_to_train_s, self.job.whole_run_band
+        whole = ({"whole_run_days": run / DAY_S,
+                  "whole_run_band_days": tuple(seconds / DAY_S for seconds in band.time_range(run))}
+                 if run is not None and band is not None else {})
         return Candidate(gpu=self.gpu, num_gpus=self.num_gpus, fabric=self.fabric, mode=mode,
-                         layout=best.layout, mfu=float(best.mfu), tokens_per_s=float(best.tokens_per_s), **fields)
+                         layout=best.layout, mfu=float(best.mfu), tokens_per_s=float(best.tokens_per_s),
+                         **whole, **fields)
 
     @property
     def train_days(self) -> float:

@@ -90,6 +90,8 @@ def _chosen(doc: dict) -> str:
         if "effective_time_to_train_s" in job:
             rows.append(f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, effective (raw / goodput)</td>"
                         f"{td(doc, f'{base}/effective_time_to_train_s', _days)}</tr>")
+        if "whole_run_time_to_train_s" in job:
+            rows += _whole_run_rows(doc, base)
     out += table(("Figure", "Value", "Low", "High", "Evidence band"), rows, numeric=(1, 2, 3))
     out += f'<p class="note">{esc(_evidence_note(job["evidence"]))}</p>'
 
@@ -110,6 +112,21 @@ def _chosen(doc: dict) -> str:
         heads = ("Cost to train on", "USD per GPU-hour", "Raw (USD)") + (("Effective (USD)",) if effective else ())
         out += table(heads, costs, numeric=tuple(range(1, len(heads))))
     return out
+
+
+def _whole_run_rows(doc: dict, base: str) -> list[str]:
+    """The whole run (docs/reliability.md#whole-run): its wall clock and cost with the "whole run" band of published
+    runs, and what each cause adds to the steady state."""
+    job = doc["plan"]["training"]
+    steady = job["whole_run_breakdown_s"]["steady state"]
+    causes = "; ".join(f"{name} +{seconds / steady:.1%}" for name, seconds in job["whole_run_breakdown_s"].items()
+                       if name != "steady state" and seconds > 0)
+    return [f"<tr><td>Time to train {_tokens(job['tokens'])} tokens, whole run ({esc(causes)})</td>"
+            f"{td(doc, f'{base}/whole_run_time_to_train_s', _days)}"
+            f"{_band_cells(doc, base, 'whole_run_time_to_train_s', _days)}</tr>",
+            f"<tr><td>Cost to train on the own cluster, whole run</td>"
+            f"{td(doc, f'{base}/whole_run_cost_to_train_usd')}"
+            f"{_band_cells(doc, base, 'whole_run_cost_to_train_usd', lambda v: f'${v:,.0f}')}</tr>"]
 
 
 def _band_cells(doc: dict, base: str, key: str, fmt) -> str:

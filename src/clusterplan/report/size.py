@@ -27,6 +27,14 @@ def _date(start: datetime.date, days: float) -> str:
     return (start + datetime.timedelta(days=days)).isoformat()
 
 
+def _whole_run(row: dict[str, Any]) -> str:
+    """", whole run N days (likely L to H)": the run with every modelled cause and the published runs' band."""
+    if not row.get("whole_run_days"):
+        return ""
+    return (f", whole run {row['whole_run_days']:,.1f} days (likely {row['whole_run_low_days']:,.1f} to "
+            f"{row['whole_run_high_days']:,.1f}; docs/reliability.md#whole-run)")
+
+
 def candidate_table(candidate: Candidate, result: Sizing, frontier: set[int]) -> dict[str, Any]:
     """One candidate under the document's keys; a candidate that was not modelled carries only its reason."""
     out: dict[str, Any] = {"gpu": candidate.gpu, "num_gpus": candidate.num_gpus, "fabric": candidate.fabric,
@@ -43,7 +51,10 @@ def candidate_table(candidate: Candidate, result: Sizing, frontier: set[int]) ->
         "trained_latest": _date(start, candidate.done_high_days), "cost_usd": candidate.cost_usd,
         "rented_usd": candidate.rented_usd, "own_share_usd": candidate.own_share_usd,
         "own_tco_usd": candidate.own_tco_usd, "residual_usd": candidate.residual_usd,
-        "on_frontier": id(candidate) in frontier, "note": candidate.note or None})
+        "on_frontier": id(candidate) in frontier, "note": candidate.note or None,
+        "whole_run_days": candidate.whole_run_days or None,
+        "whole_run_low_days": candidate.whole_run_band_days[0] or None,
+        "whole_run_high_days": candidate.whole_run_band_days[1] or None})
     return out
 
 
@@ -150,7 +161,7 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
         console.print(f"[bold]{label}:[/bold] {escape(_name(row))}: {format_usd(row['cost_usd'])}, trained "
                       f"{row['trained']} ({row['done_days']:,.1f} days; first GPU-hour {row['first_gpu_hour']})")
         console.print(f"  layout tp.pp.dp.cp {_layout(row['layout'])}, MFU {row['mfu']:.1%}, goodput {row['goodput']:.1%}, "
-                      f"{row['train_days']:,.1f} days of training"
+                      f"{row['train_days']:,.1f} days of training" + _whole_run(row)
                       + (f"; {escape(row['note'])}" if row["note"] else ""))
     if doc["nearest"]:
         console.print("Nothing meets the deadline; the nearest:")
