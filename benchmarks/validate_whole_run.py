@@ -123,7 +123,7 @@ def main() -> int:
         print(f"{run:14} {published:12,.0f} {steady:12,.0f} {pre:12,.0f} {before[-1]:+7.1%} {post:12,.0f} "
               f"{after[-1]:+7.1%}   {causes}")
     for run, why in skipped:
-        print(f"{run:14} not predicted: {why}")
+        print(f"{run:14} {why}")
     print("GPU-hours; error = predicted / published - 1 (negative: too fast); before = steady state / goodput, "
           "after = whole run by cause")
     for name, errors in (("before", before), ("after", after)):
