@@ -66,7 +66,7 @@ def whole_run() -> dict:
     """The "whole run" regime: signed errors of the whole run by cause (GPU-hours) against published whole runs;
     its band is their extremes, so it covers every published run (validate_whole_run.py)."""
     done, _ = validate_whole_run.residuals()
-    errors = {run: after / published - 1 for run, published, _, _, after, _ in done}
+    errors = {run: after / published - 1 for run, published, _, _, after, *_ in done}
     row = stats(list(errors.values()))
     return {**row, "low": row["min"], "high": row["max"], "runs": {run: round(e, 4) for run, e in errors.items()}}
 

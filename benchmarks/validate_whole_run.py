@@ -32,7 +32,7 @@ from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import PRESETS, preset
 from clusterplan.perf.search import search
 from clusterplan.plan.reliability import job_reliability
-from clusterplan.plan.training import run_by_cause
+from clusterplan.plan.training import evidence, run_by_cause
 from clusterplan.reliability.whole_run import Recipe
 from clusterplan.spec import load_spec
 
@@ -94,12 +94,14 @@ def predict(row: dict):
                     long_context_seq_len=int(row["long_context_seq_len"]), **EVAL)
     run = run_by_cause(recipe, model, best, reliability, steady_s=steady_s, seq_len=seq)
     hours = gpus / 3600
-    return steady_s * hours, steady_s / reliability.goodput * hours, run.billed_s * hours, run
+    effective = steady_s / reliability.goodput * hours
+    band = evidence(built, model, options, gpus)     # the steady state's own band, as `train` prints it
+    return steady_s * hours, effective, run.billed_s * hours, run, band.time_range(effective)
 
 
 def residuals():
-    """(run, published GPU-hours, steady, before, after, WholeRun) of every run the model predicts, and the
-    runs it does not (run, reason)."""
+    """(run, published GPU-hours, steady, before, after, WholeRun, before's band range) of every run the model
+    predicts, and the runs it does not (run, reason)."""
     done, skipped = [], []
     for row in csv.DictReader(open(DATA)):
         result = predict(row)
@@ -115,7 +117,7 @@ def main() -> int:
     print(f"{'run':14} {'published':>12} {'steady':>12} {'before':>12} {'error':>7} {'after':>12} {'error':>7}"
           f"   causes over steady state")
     before, after = [], []
-    for run, published, steady, pre, post, whole in done:
+    for run, published, steady, pre, post, whole, _ in done:
         before.append(pre / published - 1)
         after.append(post / published - 1)
         causes = ", ".join(f"{name.split()[0]} +{seconds / whole.steady_s:.1%}"
@@ -130,11 +132,12 @@ def main() -> int:
         print(f"{name:6}: median {statistics.median(errors):+.1%}, median |error| "
               f"{statistics.median(abs(e) for e in errors):.1%}, max |error| {max(abs(e) for e in errors):.1%} "
               f"over {len(errors)} runs")
+    covered = sum(low <= published <= high for _, published, *_, (low, high) in done)
+    print(f"before: the steady state's own band (its training regime, on the effective time) covers {covered} of "
+          f"{len(done)} published runs")
     low, high = min(after), max(after)
-    for name, errors in (("before", before), ("after", after)):
-        covered = sum(low <= e <= high for e in errors)
-        print(f"whole-run band {low:+.1%} to {high:+.1%} (after's extremes) covers {covered} of {len(errors)} "
-              f"runs' {name} errors")
+    print(f"after:  the whole-run band {low:+.1%} to {high:+.1%} (the residuals' extremes) covers "
+          f"{sum(low <= e <= high for e in after)} of {len(after)} published runs")
     return 0
 
 
