@@ -33,3 +33,20 @@ def test_every_band_holds_its_median_and_few_points_widen_it():
             assert row["low"] <= row["median"] <= row["high"], key
             if row["n"] < 10:
                 assert row["low"] <= row["min"] and row["high"] >= row["max"], key
+
+
+def test_the_whole_run_band_covers_every_published_whole_run():
+    """The "whole run" regime's band is its residuals' extremes: every published run lies inside it."""
+    row = DATA["whole_run"]
+    assert row["n"] == len(row["runs"]) >= 10
+    assert all(row["low"] <= error <= row["high"] for error in row["runs"].values())
+
+
+def test_multi_node_infiniband_collectives_are_validated():
+    """Regression: the reference's fabric named itself out of domain ("no validated multi-node collective over
+    infiniband") until NVIDIA's InfiniBand points were added."""
+    from clusterplan.perf.evidence import collective_band
+
+    assert "infiniband" in DATA["collectives"]["envelope"]["technologies"]
+    band = collective_band(gpu="h100-sxm", num_nodes=2, size_bytes=2**30, technology="infiniband")
+    assert not any("infiniband" in reason for reason in band.out_of_domain)

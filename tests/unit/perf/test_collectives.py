@@ -137,3 +137,16 @@ def test_one_size_prices_as_predict_does():
     for size in (8.0, 1e5, 3.3e7, float(GiB), 7e10):
         assert predict_time_s("all_reduce", size, system, 16) == predict("all_reduce", [size], system, 16).time_s[0]
     assert predict_time_s("all_gather", float(GiB), system, 1) == 0.0
+
+
+def test_a_forced_ring_is_held_to_the_ring_and_its_nic_bound():
+    """NCCL_ALGO=RING on 2 x 8 GPUs, 8 x 50 GB/s NICs at 0.9: every size runs the ring, and a 16 GiB all-reduce's
+    busbw approaches the NICs' 8 x 50 x 0.9 = 360 GB/s from below (a 2-node tree may pass the NIC bound)."""
+    sizes = np.array([64 * 2**20, 16 * GiB])
+    ring = predict("all_reduce", sizes, nvswitch_node(), 16, algorithms=("ring",))
+    assert set(ring.algorithm) == {"ring"}
+    assert 0.95 * 360 < ring.busbw_GBps[1] <= 360
+    free = predict("all_reduce", sizes, nvswitch_node(), 16)
+    assert np.all(free.time_s <= ring.time_s)          # the tuner's pick is never slower than one algorithm
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        predict("all_reduce", sizes, nvswitch_node(), 16, algorithms=("rings",))
