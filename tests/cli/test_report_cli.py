@@ -196,7 +196,7 @@ def test_report_with_a_workload_has_the_training_section(capsys):
     assert out.index('id="collectives"') < out.index('id="training"') < out.index('id="sensitivity"')
     # three charts beside the plan's nine; each banded figure draws its error bar (docs/evidence.md)
     assert out.count("<svg") - out.count('class="error-bar"') == 12 and out.count("<h2>") == 10
-    assert out.count('class="error-bar"') == 4
+    assert out.count('class="error-bar"') == 6       # step, tokens/s, time to train; the whole run's time and cost
     for chart in ("training-memory", "training-time", "training-cost"):
         assert f'data-chart="{chart}"' in out
     code, out, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="llama2-13b"', *FAST)
