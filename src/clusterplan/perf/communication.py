@@ -62,14 +62,15 @@ def communication(model: Transformer, system: System, options: Options, stage: S
     dp, fsdp = _data_parallel(system, options, stage, layout)
     return Communication(tp_s=tp, tp_hidden_s=tp_hidden, cp_s=_context_parallel(model, system, options, stage, layout),
                          p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp,
-                         ep_s=_expert_parallel(model, system, stage, layout, redo))
+                         ep_s=_expert_parallel(model, system, stage, layout, redo, options.expert_imbalance))
 
 
-def _expert_parallel(model: Transformer, system: System, stage: Stage, layout, redo):
+def _expert_parallel(model: Transformer, system: System, stage: Stage, layout, redo, imbalance: float = 1.0):
     """Seconds of one micro-batch's all-to-alls over the ep group: each MoE layer dispatches its tokens to their
     experts and combines them back, forward and backward (4; recomputed forwards 2 more). Each GPU sends its
-    tokens (its sequence-parallel share) x experts per token x hidden x BF16, dropless (capacity factor 1)."""
-    a2a_bytes = stage.tokens * model.hidden * model.experts_per_token * BF16 / stage.tp
+    tokens (its sequence-parallel share) x experts per token x hidden x BF16, dropless (capacity factor 1); the
+    busiest GPU receives ``imbalance`` times the mean, and the exchange waits for it."""
+    a2a_bytes = stage.tokens * model.hidden * model.experts_per_token * BF16 / stage.tp * imbalance
     moe_share = model.moe_layers / model.layers
     one = collective_s(system, "alltoall", a2a_bytes, layout.ep, stage.ep_local)
     return stage.layers * moe_share * (4 + 2 * redo) * one
