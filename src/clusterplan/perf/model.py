@@ -246,6 +246,11 @@ class Transformer:
         """Training FLOPs per token that MFU counts: 3 x forward, no recomputation (6N + 12 L h s)."""
         return 3 * self.forward_flops_per_token(seq_len)
 
+    def causal_flops_per_token(self, seq_len: int) -> float:
+        """Training FLOPs per token as published MFU figures count them: 6N plus the causal half of the attention
+        scores and values (6N + 6 L h s; docs/training.md, FLOP and MFU convention)."""
+        return 3 * self.forward_flops_per_token(seq_len, causal=True)
+
 
 def with_seq_len(model: Transformer, seq_len: int, note: str = "set by --seq-len (workload.seq_len)") -> Transformer:
     """``model`` trained at ``seq_len`` tokens (0 keeps its own); a learned position table grows to cover it."""

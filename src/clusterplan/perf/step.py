@@ -68,6 +68,7 @@ class Prediction:
     tflops_per_gpu: object             # model FLOPs (no recomputation: MFU's convention)
     hardware_tflops_per_gpu: object    # FLOPs the GPUs run, recomputation included
     mfu: object                        # model FLOP/s / BF16 dense peak (the convention)
+    mfu_causal: object                 # the same with causal attention (6N + 6 L h s): published runs' convention
     precision_peak_fraction: object    # model FLOP/s / the peak of the run's precision (FP8, 2:4 sparse)
     fits: object                       # the total memory fits in the GPU's, less its margin (Hardware.usable_bytes)
     micro_batches: object              # per step and pipeline
@@ -86,7 +87,7 @@ class Prediction:
                           micro_batches=float(pick(self.micro_batches)), global_batch=self.global_batch)
 
 
-_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
+_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "mfu_causal",
           "precision_peak_fraction")
 
 
@@ -105,6 +106,7 @@ def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout 
     return Prediction(layout=layout, step=step, memory=held, tokens_per_s=tokens_per_s,
                       tokens_per_s_per_gpu=tokens_per_s / gpus, tflops_per_gpu=model_flops / gpus / 1e12,
                       hardware_tflops_per_gpu=hardware_flops / gpus / 1e12, mfu=model_flops / gpus / hw.peak_flops,
+                      mfu_causal=model.causal_flops_per_token(options.seq_len) * tokens_per_s / gpus / hw.peak_flops,
                       precision_peak_fraction=model_flops / gpus / precision_peak_flops(hw, options),
                       fits=held.total <= hw.usable_bytes, micro_batches=busiest.micro_batches,
                       global_batch=options.global_batch)

@@ -259,7 +259,7 @@ def _layout_fields(row: Any, band: Any) -> dict[str, Any]:
             "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu,
             "tokens_per_s_per_gpu_low": per_gpu_low, "tokens_per_s_per_gpu_high": per_gpu_high,
             "tflops_per_gpu": row.tflops_per_gpu,
-            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu, "mfu_causal": row.mfu_causal,
             "precision_peak_fraction": row.precision_peak_fraction,
             "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 

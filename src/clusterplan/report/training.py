@@ -86,6 +86,8 @@ def _mfu(doc: dict[str, Any]) -> str:
     own = precision_peak(doc)
     if own != "BF16 dense peak":
         text += f" of BF16 dense peak, {doc['precision_peak_fraction']:.1%} of {own}"
+    if "mfu_causal" in doc:
+        text += f"; {doc['mfu_causal']:.1%} counting causal attention (6N + 6Lhs, as papers do)"
     if doc["hardware_tflops_per_gpu"] > doc["tflops_per_gpu"] * (1 + 1e-9):
         text += f" (hardware {doc['hardware_tflops_per_gpu']:.0f} with recomputation)"
     return text
