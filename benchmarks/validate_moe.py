@@ -43,7 +43,8 @@ def rows(overlap: bool = True) -> list[dict]:
                                                   "cp", "vp", "ep")}
         model = PRESETS[run["model"]]
         options = Options(seq_len=number["seq_len"], global_batch=number["global_batch"], precision=run["precision"],
-                          moe_overlap=overlap and run["a2a_overlap"] == "1")
+                          moe_overlap=overlap and run["a2a_overlap"] == "1",
+                          grad_reduce="bf16" if overlap else "fp32")   # the recipes' grad_reduce_in_fp32 = False
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], ep=number["ep"],
                             virtual_stages=number["vp"], mbs=number["micro_batch"])
         found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)

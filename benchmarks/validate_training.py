@@ -244,7 +244,8 @@ def megatron_bridge():
                             mbs=number["micro_batch"], zero=3 if number["fsdp"] else 1)   # else the distributed optimizer
         hw, domain = (rack_scale(r["gpu"], gpus) if r["system"] == "DGX-GB200"
                       else (cluster(r["gpu"], gpus, "ib-ndr400", 8), 8))
-        best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"])
+        # the recipes reduce gradients in BF16 (Megatron-Bridge's performance configs: grad_reduce_in_fp32 = False)
+        best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"], grad_reduce="bf16")
         yield ("megatron-bridge", f"{r['model']} {r['system']} {gpus}", measured, best,
                facts(model, r["gpu"], gpus, "ib-ndr400", s, r["precision"], domain_gpus=domain))
 

@@ -41,6 +41,7 @@ class Workload:
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
     gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's
     attention: str = "flash"         # the GPU's best fused kernel, flash2, flash1 (2022-23 kernels) or unfused (2021)
+    grad_reduce: str = "fp32"        # gradient buffer: fp32 (Megatron-LM) or bf16 (NeMo/Megatron-Bridge recipes)
     moe_overlap: bool = False        # expert all-to-alls overlap the other micro-batch's compute (Megatron-Core's
                                      # overlap_moe_expert_parallel_comm; off, its default)
     expert_imbalance: float = 1.0    # tokens of the busiest expert over the mean (1 = balanced routing)
@@ -59,6 +60,7 @@ class Workload:
         check(self.attention in ATTENTION, "attention",
               f"must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
+        check(self.grad_reduce in ("fp32", "bf16"), "grad_reduce", f"must be 'fp32' or 'bf16', got {self.grad_reduce!r}")
         check(self.expert_imbalance >= 1, "expert_imbalance", f"must be >= 1, got {self.expert_imbalance}")
         check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 

@@ -52,6 +52,8 @@ class Options:
     sparsity_speedup: float = 1.0
     fp8_weight_cache: bool = True   # FP8 weights cast on a step's first micro-batch only (Megatron-LM); False: each
                                     # micro-batch recasts them (Transformer Engine used without that hint)
+    grad_reduce: str = "fp32"       # the gradient buffer's precision: fp32 (Megatron-LM's rule for BF16 runs) or bf16
+                                    # (NeMo / Megatron-Bridge recipes' grad_reduce_in_fp32 = False)
     moe_overlap: bool = False       # expert all-to-alls run beside the other micro-batch's compute (Megatron-Core's
                                     # overlap_moe_expert_parallel_comm, DualPipe-class schedules); off by default
     expert_imbalance: float = 1.0   # tokens of the busiest expert over the mean (1 = balanced)
@@ -62,6 +64,8 @@ class Options:
         for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING)):
             if getattr(self, name) not in choices:
                 problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
+        if self.grad_reduce not in ("fp32", "bf16"):
+            problems.append(f"grad_reduce({self.grad_reduce!r}) must be one of fp32, bf16")
         if self.expert_imbalance < 1:
             problems.append(f"expert_imbalance({self.expert_imbalance}) must be >= 1")
         if self.sparsity_speedup < 1:
