@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-from clusterplan.names import ATTENTION, PRECISIONS, SHARDING
+from clusterplan.names import ATTENTION, GRAD_REDUCE, PRECISIONS, SHARDING
 from clusterplan.perf.collectives import System, system_from_design
 from clusterplan.schema import FROZEN
 
@@ -64,7 +64,7 @@ class Options:
         for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING)):
             if getattr(self, name) not in choices:
                 problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
-        if self.grad_reduce not in ("fp32", "bf16"):
+        if self.grad_reduce not in GRAD_REDUCE:
             problems.append(f"grad_reduce({self.grad_reduce!r}) must be one of fp32, bf16")
         if self.expert_imbalance < 1:
             problems.append(f"expert_imbalance({self.expert_imbalance}) must be >= 1")
