@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import ATTENTION, GRAD_REDUCE, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE
+from clusterplan.names import ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE
 from clusterplan.schema import FROZEN, check, non_negative, positive, unit
 
 
@@ -45,6 +45,7 @@ class Workload:
     grad_reduce: str = "fp32"        # gradient buffer: fp32 (Megatron-LM) or bf16 (NeMo/Megatron-Bridge recipes)
     moe_overlap: bool = False        # expert all-to-alls overlap the other micro-batch's compute (Megatron-Core's
                                      # overlap_moe_expert_parallel_comm; off, its default)
+    moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) | deepep (a token crosses the network once a node)
     expert_imbalance: float = 1.0    # tokens of the busiest expert over the mean (1 = balanced routing)
 
     def __post_init__(self) -> None:
@@ -63,6 +64,8 @@ class Workload:
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
         check(self.grad_reduce in GRAD_REDUCE, "grad_reduce", f"must be 'fp32' or 'bf16', got {self.grad_reduce!r}")
         check(self.software in SOFTWARE, "software", f"must be one of {', '.join(SOFTWARE)}, got {self.software!r}")
+        check(self.moe_dispatcher in MOE_DISPATCHERS, "moe_dispatcher",
+              f"must be one of {', '.join(MOE_DISPATCHERS)}, got {self.moe_dispatcher!r}")
         check(self.expert_imbalance >= 1, "expert_imbalance", f"must be >= 1, got {self.expert_imbalance}")
         check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 

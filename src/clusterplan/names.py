@@ -12,6 +12,7 @@ SHARDING = ("full", "hybrid")
 # or an older stack whose documented defaults it applies
 SOFTWARE = ("current", "megatron-2021", "megatron-2022", "deepspeed-2023")
 GRAD_REDUCE = ("fp32", "bf16")
+MOE_DISPATCHERS = ("alltoall", "deepep")
 
 # clusterplan size: the ways to get the GPUs (docs/size.md)
 SIZE_MODES = ("own", "reserved", "on-demand", "spot", "hybrid")

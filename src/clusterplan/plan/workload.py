@@ -130,7 +130,8 @@ def resolve(workload: Workload, design: Design) -> Job:
                       tp_overlap=workload.tp_overlap, sharding=workload.sharding,
                       overlap_grad_reduce=workload.overlap_grad_reduce,
                       sparsity_speedup=workload.sparsity_speedup, moe_overlap=workload.moe_overlap,
-                      grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance)
+                      grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance,
+                      moe_dispatcher=workload.moe_dispatcher)
     options = with_software(options, workload.software)   # an older stack's switches (docs/training.md)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
