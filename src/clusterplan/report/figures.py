@@ -214,7 +214,7 @@ HEADLINES: tuple[Headline, ...] = (
     _training("time_to_train_s", "Time to train", "s", 23),
     _training("cost_to_train_usd", "Cost to train (own cluster)", "USD", 24),
     _training("goodput", "Training goodput", "fraction", 25),
-    _training("mfu_causal", "Training MFU, causal attention (6N + 6Lhs)", "fraction", 29),
+    _training("mfu_causal", "Training MFU as papers count it (6N + causal attention)", "fraction", 29),
     _training("effective_time_to_train_s", "Time to train, effective (/ goodput)", "s", 26),
     _training("effective_cost_to_train_usd", "Cost to train (own cluster), effective", "USD", 27),
 )
