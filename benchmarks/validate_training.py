@@ -62,6 +62,10 @@ def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "b
 
 
 def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:
+    # the Megatron-LM, Megatron-DeepSpeed, FSDP and Meta runs accumulate and reduce gradients in FP32 (Megatron-LM
+    # forces it for BF16; DeepSpeed's BF16 optimizer and llm-foundry's FSDP mixed precision reduce in FP32; the Llama 3
+    # paper, section 3.3.2, Numerical stability); the Megatron-Bridge rows pass their recipes' bf16
+    options.setdefault("grad_reduce", "fp32")
     found = search(model, hw, Options(seq_len=seq, global_batch=batch, **options), gpus, fixed, top=1)
     return found.best[0] if found.best else None
 

@@ -42,7 +42,7 @@ class Workload:
     gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's
     attention: str = "flash"         # the GPU's best fused kernel, flash2, flash1 (2022-23 kernels) or unfused (2021)
     software: str = "current"        # current | megatron-2021 | megatron-2022 | deepspeed-2023 (their defaults)
-    grad_reduce: str = "fp32"        # gradient buffer: fp32 (Megatron-LM) or bf16 (NeMo/Megatron-Bridge recipes)
+    grad_reduce: str = "bf16"        # gradient buffer: bf16 (NeMo/Megatron-Bridge recipes) or fp32 (Megatron-LM)
     moe_overlap: bool = False        # expert all-to-alls overlap the other micro-batch's compute (Megatron-Core's
                                      # overlap_moe_expert_parallel_comm; off, its default)
     moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) | deepep (a token crosses the network once a node)

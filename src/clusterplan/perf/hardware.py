@@ -52,8 +52,8 @@ class Options:
     sparsity_speedup: float = 1.0
     fp8_weight_cache: bool = True   # FP8 weights cast on a step's first micro-batch only (Megatron-LM); False: each
                                     # micro-batch recasts them (Transformer Engine used without that hint)
-    grad_reduce: str = "fp32"       # the gradient buffer's precision: fp32 (Megatron-LM's rule for BF16 runs) or bf16
-                                    # (NeMo / Megatron-Bridge recipes' grad_reduce_in_fp32 = False)
+    grad_reduce: str = "bf16"       # the gradient buffer's precision: bf16 (NeMo / Megatron-Bridge recipes'
+                                    # grad_reduce_in_fp32 = False) or fp32 (Megatron-LM's rule for BF16 runs)
     moe_overlap: bool = False       # expert all-to-alls run beside the other micro-batch's compute (Megatron-Core's
                                     # overlap_moe_expert_parallel_comm, DualPipe-class schedules); off by default
     moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) or deepep (DeepEP / HybridEP: a token crosses the

@@ -1,7 +1,8 @@
 """Memory per GPU of a layout: weights, gradients, optimizer states, activations (docs/training.md).
 
-States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
-weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
+States follow Megatron (BF16 weights, BF16 gradients as NVIDIA's recipes reduce them with the FP32 gradients of
+the optimizer's shard, FP32 master weights and Adam moments: 20 bytes per parameter unsharded, 4 + 16 / d with the
+distributed optimizer; or FP32 gradient accumulation: 18, 6 + 12 / d), divided by the ZeRO stage's
 sharding; an expert-parallel layout holds 1 / ep of the routed experts, their
 states sharded over the ranks that hold the same experts (tp x cp x dp / (ep x etp)). Activations
 follow Korthikanti et al. 2022 (arXiv 2205.05198), generalised to grouped-query
@@ -62,7 +63,7 @@ def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage,
                   activations=activation_bytes, reserved=full_like(total, RESERVED_BYTES), total=total), redo
 
 
-def states(model: Transformer, stage: Stage, zero, grad_reduce: str = "fp32") -> tuple:
+def states(model: Transformer, stage: Stage, zero, grad_reduce: str = "bf16") -> tuple:
     """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes.
 
     An FP8 run's weights count 2 bytes a parameter as in BF16 (ASSUMPTION): NVIDIA's recipes keep either BF16
