@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE
+from clusterplan.names import (ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES,
+                               SOFTWARE)
 from clusterplan.schema import FROZEN, check, non_negative, positive, unit
 
 

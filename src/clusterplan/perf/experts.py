@@ -4,8 +4,8 @@ Expert parallelism leaves E / ep routed experts on each GPU, split etp ways (tp,
 With the tokens spread evenly over the experts (Megatron's force-balanced benchmarks; ``Options.expert_imbalance``
 for the busiest GPU's share otherwise), one expert of one micro-batch multiplies
 
-    rows = T x etp / tp x k x ep / E x imbalance, in whole tiles of 128    (T the tensor-parallel group's tokens of the micro-batch,
-                                                     k experts per token)
+    rows = T x etp / tp x k x ep / E x imbalance, in whole tiles of 128
+           (T the tensor-parallel group's tokens of the micro-batch, k experts per token)
 
 through its gate/up and down matrices: E / ep GEMMs of rows x hidden x ffn / etp each, so fine-grained experts
 (DeepSeek-V3: hidden 7168, expert FFN 2048, 256 experts, top-8, ep 8: 1,024 rows of a 4,096-token micro-batch)
