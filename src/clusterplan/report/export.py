@@ -170,7 +170,8 @@ def training_section(job: Any) -> dict[str, Any]:
                   "max_context": model.max_context_length,
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
-                          "no recomputation) / (GPUs x dense BF16 peak)",
+                          "no recomputation) / (GPUs x dense BF16 peak); mfu_causal: the same with causal attention "
+                          "(6N + 6 L h s), the convention published runs use",
         "num_gpus": job.num_gpus, "global_batch": best.global_batch if best else job.options.global_batch,
         "global_batches_searched": list(job.search.global_batches), "precision": job.options.precision,
         "sparsity_speedup": job.options.sparsity_speedup, "memory_margin": MEMORY_MARGIN,
