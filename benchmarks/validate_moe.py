@@ -2,10 +2,13 @@
 
 Each row of benchmarks/data/validation/moe_training_throughput.csv is a published pre-training run (its
 source and date beside it) with its layout: tp, pp, cp, virtual stages, ep, micro-batch and global batch
-are held; the search picks the recomputation, the ZeRO stage and the experts' tensor-parallel size (etp: tp, or
+are held, and so is whether the recipe overlaps the expert all-to-alls with compute (``a2a_overlap``, the
+recipe's moe_a2a_overlap: Megatron-Core's overlap_moe_expert_parallel_comm); the search picks the recomputation, the ZeRO stage and the experts' tensor-parallel size (etp: tp, or
 1 with the expert-parallel group folded over tp x dp) that fit. The model is the preset read from the
 model's Hugging Face config.json; the cluster is its GPU in 8-GPU nodes on 400G InfiniBand, one NIC per GPU.
-Nothing is fitted to these rows.
+Nothing is fitted to these rows. The table prints each run twice: before (every all-to-all exposed and
+priced as a plain all-to-all, FP32 gradients: the model before issue 32) and after (the recipe's overlap,
+dispatcher and BF16 gradient reduction).
 
     python benchmarks/validate_moe.py
 """
@@ -32,24 +35,36 @@ def cluster(gpu: str, gpus: int):
     return hardware(design(spec, load_catalog()))
 
 
-def rows() -> list[dict]:
-    """One row per published run: its figures and the prediction (None where no layout fits)."""
+def rows(overlap: bool = True) -> list[dict]:
+    """One row per published run: its figures and the prediction (None where no layout fits); ``overlap`` False
+    prices every run with its all-to-alls exposed (the model before ``moe_overlap``)."""
     out = []
     for run in csv.DictReader(DATA.open(encoding="utf-8")):
         number = {key: int(run[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "tp", "pp",
                                                   "cp", "vp", "ep")}
         model = PRESETS[run["model"]]
-        options = Options(seq_len=number["seq_len"], global_batch=number["global_batch"], precision=run["precision"])
+        options = Options(seq_len=number["seq_len"], global_batch=number["global_batch"], precision=run["precision"],
+                          moe_overlap=overlap and run["a2a_overlap"] == "1",
+                          grad_reduce="bf16" if overlap else "fp32",   # the recipes' grad_reduce_in_fp32 = False
+                          moe_dispatcher=run["dispatcher"] if overlap else "alltoall")
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], ep=number["ep"],
                             virtual_stages=number["vp"], mbs=number["micro_batch"])
         found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)
         out.append({**run, **number, "published": float(run["tokens_per_s_per_gpu"]),
-                    "prediction": found.best[0] if found.best else None, "rejected": found.rejected})
+                    "prediction": found.best[0] if found.best else None, "rejected": found.rejected,
+                    "overlap": options.moe_overlap})
     return out
 
 
 def main() -> None:
-    table = rows()
+    for title, overlap in (("before (all-to-alls exposed, plain all-to-all, FP32 gradients)", False),
+                           ("after (the recipe's overlap, dispatcher and gradient precision)", True)):
+        print(f"{title}:")
+        report(rows(overlap))
+
+
+def report(table: list[dict]) -> None:
+    """The runs' table and its summary line."""
     print(f"{'model':16s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
           f"{'predicted':>9s} {'error':>7s}  (tokens/s per GPU)")
     errors = []
@@ -65,7 +80,8 @@ def main() -> None:
         error = best.tokens_per_s_per_gpu / row["published"] - 1
         errors.append(error)
         share = best.step.ep_comm / best.step.total
-        print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {share:.1%} of the step, "
+        overlap = " (overlapped)" if row["overlap"] else ""
+        print(f"{head} {best.tokens_per_s_per_gpu:9,.0f} {error:+7.1%}  all-to-all {share:.1%} of the step{overlap}, "
               f"recompute {best.layout.recompute}, ZeRO {best.layout.zero}, etp {best.layout.etp or best.layout.tp}")
     if errors:
         ordered = sorted(abs(error) for error in errors)

@@ -62,6 +62,10 @@ def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "b
 
 
 def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:
+    # the Megatron-LM, Megatron-DeepSpeed, FSDP and Meta runs accumulate and reduce gradients in FP32 (Megatron-LM
+    # forces it for BF16; DeepSpeed's BF16 optimizer and llm-foundry's FSDP mixed precision reduce in FP32; the Llama 3
+    # paper, section 3.3.2, Numerical stability); the Megatron-Bridge rows pass their recipes' bf16
+    options.setdefault("grad_reduce", "fp32")
     found = search(model, hw, Options(seq_len=seq, global_batch=batch, **options), gpus, fixed, top=1)
     return found.best[0] if found.best else None
 
@@ -244,7 +248,8 @@ def megatron_bridge():
                             mbs=number["micro_batch"], zero=3 if number["fsdp"] else 1)   # else the distributed optimizer
         hw, domain = (rack_scale(r["gpu"], gpus) if r["system"] == "DGX-GB200"
                       else (cluster(r["gpu"], gpus, "ib-ndr400", 8), 8))
-        best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"])
+        # the recipes reduce gradients in BF16 (Megatron-Bridge's performance configs: grad_reduce_in_fp32 = False)
+        best = predict(model, hw, gpus, s, batch, fixed, precision=r["precision"], grad_reduce="bf16")
         yield ("megatron-bridge", f"{r['model']} {r['system']} {gpus}", measured, best,
                facts(model, r["gpu"], gpus, "ib-ndr400", s, r["precision"], domain_gpus=domain))
 

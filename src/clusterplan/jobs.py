@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import ATTENTION, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES
+from clusterplan.names import (ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES,
+                               SOFTWARE)
 from clusterplan.schema import FROZEN, check, non_negative, positive, unit
 
 
@@ -41,6 +42,12 @@ class Workload:
     sparsity_speedup: float = 1.0    # 2:4 sparsity what-if: GEMM throughput multiplier (1 = dense)
     gemm_efficiency: float = 0.0     # measured BF16 GEMM throughput / peak (train --calibration); 0 = the catalog's
     attention: str = "flash"         # the GPU's best fused kernel, flash2, flash1 (2022-23 kernels) or unfused (2021)
+    software: str = "current"        # current | megatron-2021 | megatron-2022 | deepspeed-2023 (their defaults)
+    grad_reduce: str = "bf16"        # gradient buffer: bf16 (NeMo/Megatron-Bridge recipes) or fp32 (Megatron-LM)
+    moe_overlap: bool = False        # expert all-to-alls overlap the other micro-batch's compute (Megatron-Core's
+                                     # overlap_moe_expert_parallel_comm; off, its default)
+    moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) | deepep (a token crosses the network once a node)
+    expert_imbalance: float = 1.0    # tokens of the busiest expert over the mean (1 = balanced routing)
 
     def __post_init__(self) -> None:
         non_negative(self.tokens, "tokens")
@@ -56,6 +63,11 @@ class Workload:
         check(self.attention in ATTENTION, "attention",
               f"must be one of {', '.join(ATTENTION)}, got {self.attention!r}")
         check(self.sparsity_speedup >= 1, "sparsity_speedup", f"must be >= 1, got {self.sparsity_speedup}")
+        check(self.grad_reduce in GRAD_REDUCE, "grad_reduce", f"must be 'fp32' or 'bf16', got {self.grad_reduce!r}")
+        check(self.software in SOFTWARE, "software", f"must be one of {', '.join(SOFTWARE)}, got {self.software!r}")
+        check(self.moe_dispatcher in MOE_DISPATCHERS, "moe_dispatcher",
+              f"must be one of {', '.join(MOE_DISPATCHERS)}, got {self.moe_dispatcher!r}")
+        check(self.expert_imbalance >= 1, "expert_imbalance", f"must be >= 1, got {self.expert_imbalance}")
         check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 
     @property

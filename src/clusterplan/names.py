@@ -8,6 +8,11 @@ RECOMPUTE = ("none", "selective", "full", "block")   # block: the fewest whole l
 PRECISIONS = ("bf16", "fp8")
 ATTENTION = ("flash", "flash2", "flash1", "unfused")
 SHARDING = ("full", "hybrid")
+# the training software a run models (docs/training.md, Software era): current Megatron-Core / Transformer Engine,
+# or an older stack whose documented defaults it applies
+SOFTWARE = ("current", "megatron-2021", "megatron-2022", "deepspeed-2023")
+GRAD_REDUCE = ("fp32", "bf16")
+MOE_DISPATCHERS = ("alltoall", "deepep")
 
 # clusterplan size: the ways to get the GPUs (docs/size.md)
 SIZE_MODES = ("own", "reserved", "on-demand", "spot", "hybrid")

@@ -267,3 +267,12 @@ def test_model_config_reads_a_snapshot_folder_and_names_the_model_by_it(capsys, 
     assert "the pre-training context (capped at the default 8,192)" in model["seq_len_source"]
     code, _, err = run(capsys, "train", "--model-config", str(tmp_path))
     assert code == 2 and err == f"clusterplan: error: --model-config: {tmp_path} is a folder without a config.json\n"
+
+
+def test_mfu_as_papers_count_it_is_printed_and_in_the_json(capsys):
+    """train prints the causal-attention MFU on its own line and the JSON carries it, below the full-attention MFU."""
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b")
+    assert code == 0 and any(line.startswith("MFU as papers count it") for line in out.splitlines())
+    code, out, _ = run(capsys, "train", "--model", "llama2-7b", "--format", "json")
+    doc = json.loads(out)
+    assert 0 < doc["mfu_causal"] < doc["mfu"]

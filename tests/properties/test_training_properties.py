@@ -3,6 +3,7 @@
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,35 @@ def test_one_layout_at_a_time_prices_as_the_grid(model, gpus, seed):
         assert dataclasses.asdict(one.step) == dataclasses.asdict(row.step)
         assert dataclasses.asdict(one.memory) == dataclasses.asdict(row.memory)
         assert (one.mfu, one.fits, one.hardware_tflops_per_gpu) == (row.mfu, row.fits, row.hardware_tflops_per_gpu)
+
+
+moe_models = st.builds(
+    lambda layers, experts, top: Transformer(
+        name="moe", layers=layers, hidden=2048, heads=16, ffn_hidden=1024, vocab=32000, seq_len=2048, mlp="swiglu",
+        bias=False, experts=experts, experts_per_token=top),
+    layers=st.sampled_from([8, 16]), experts=st.sampled_from([8, 16, 64]), top=st.sampled_from([1, 2, 4, 8]))
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=moe_models, ep=st.sampled_from([2, 4, 8]), dp=st.sampled_from([8, 16]))
+def test_overlapping_or_deduplicating_the_expert_exchange_never_slows_a_step(model, ep, dp):
+    """moe_overlap hides at most what it costs 0.2 of, and deepep sends no more bytes: neither lengthens a step."""
+    from clusterplan.perf.layout import Layout
+    if model.experts % ep or model.experts_per_token > model.experts:
+        return
+    layout = Layout(tp=1, pp=1, dp=dp, cp=1, mbs=1, virtual_stages=1, recompute="none", zero=1, ep=ep)
+    base = evaluate(model, HW, OPTIONS, layout).step.total
+    for change in ({"moe_overlap": True}, {"moe_dispatcher": "deepep"}):
+        assert evaluate(model, HW, dataclasses.replace(OPTIONS, **change), layout).step.total <= base * (1 + 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=models, dp=st.sampled_from([2, 4, 8, 16]), zero=st.sampled_from([1, 2]))
+def test_bf16_gradients_are_megatrons_distributed_optimizer_ratios(model, dp, zero):
+    """Gradient bytes with a BF16 buffer over FP32 ones: ZeRO-1 (2 + 4/d) / 4 = 0.5 + 1/d, never more than FP32 at
+    d >= 2; ZeRO-2 shards the buffer too, (2 + 4) / 4 = 1.5 of FP32's 4/d."""
+    from clusterplan.perf.layout import Layout
+    layout = Layout(tp=1, pp=1, dp=dp, cp=1, mbs=1, virtual_stages=1, recompute="none", zero=zero)
+    fp32 = evaluate(model, HW, dataclasses.replace(OPTIONS, grad_reduce="fp32"), layout).memory.gradients
+    bf16 = evaluate(model, HW, dataclasses.replace(OPTIONS, grad_reduce="bf16"), layout).memory.gradients
+    assert bf16 / fp32 == pytest.approx(0.5 + 1 / dp if zero == 1 else 1.5)

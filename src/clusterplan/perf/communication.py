@@ -62,14 +62,35 @@ def communication(model: Transformer, system: System, options: Options, stage: S
     dp, fsdp = _data_parallel(system, options, stage, layout)
     return Communication(tp_s=tp, tp_hidden_s=tp_hidden, cp_s=_context_parallel(model, system, options, stage, layout),
                          p2p_s=_pipeline(model, system, stage, layout), dp_s=dp, fsdp_s=fsdp,
-                         ep_s=_expert_parallel(model, system, stage, layout, redo))
+                         ep_s=_expert_parallel(model, system, options, stage, layout, redo))
 
 
-def _expert_parallel(model: Transformer, system: System, stage: Stage, layout, redo):
+def network_copies(model: Transformer, nodes):
+    """Expected copies of a token that cross the network with a node-deduplicating dispatcher (DeepEP, HybridEP),
+    over the copies a plain all-to-all sends there: a token goes once to each remote node holding one of its k
+    experts, N (1 - (1 - 1/N)^k) nodes of the ep group's N for uniform routing, at most the nodes its routing
+    groups cover (DeepSeek-V3's group-limited routing: 4 of 8 groups); the plain all-to-all sends all k x (N - 1)
+    / N remote copies. 1 inside a node."""
+    nodes = maximum(as_float(nodes), 1.0)
+    k = model.experts_per_token
+    reached = nodes * (1 - (1 - 1 / nodes) ** k)
+    if model.expert_groups_per_token:
+        reached = minimum(reached, minimum(model.expert_groups_per_token * maximum(nodes / model.expert_groups, 1.0),
+                                           nodes))
+    return where(nodes > 1, reached / k, 1.0)
+
+
+def _expert_parallel(model: Transformer, system: System, options: Options, stage: Stage, layout, redo):
     """Seconds of one micro-batch's all-to-alls over the ep group: each MoE layer dispatches its tokens to their
     experts and combines them back, forward and backward (4; recomputed forwards 2 more). Each GPU sends its
-    tokens (its sequence-parallel share) x experts per token x hidden x BF16, dropless (capacity factor 1)."""
-    a2a_bytes = stage.tokens * model.hidden * model.experts_per_token * BF16 / stage.tp
+    tokens (its sequence-parallel share) x experts per token x hidden x BF16, dropless (capacity factor 1); the
+    busiest GPU receives ``expert_imbalance`` times the mean, and the exchange waits for it. With the deepep
+    dispatcher a token crosses the network once per remote node (``network_copies``) and NVLink carries it on:
+    the exchange is priced as an all-to-all of the deduplicated bytes (the network part sets its time; the NVLink
+    forwarding is not priced)."""
+    a2a_bytes = stage.tokens * model.hidden * model.experts_per_token * BF16 / stage.tp * options.expert_imbalance
+    if options.moe_dispatcher == "deepep":
+        a2a_bytes = a2a_bytes * network_copies(model, layout.ep / maximum(stage.ep_local, 1))
     moe_share = model.moe_layers / model.layers
     one = collective_s(system, "alltoall", a2a_bytes, layout.ep, stage.ep_local)
     return stage.layers * moe_share * (4 + 2 * redo) * one

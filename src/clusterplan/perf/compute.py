@@ -72,8 +72,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     gemm = _roofline(hw, options, stage.micro_batches)
     backward = functools.partial(gemm, backward=True)
     routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
-                            gemm)
-    routed_backward = expert_gemms_s(model, T, ftp, stage.expert_tp, stage.ep, backward)
+                            gemm, options.expert_imbalance)
+    routed_backward = expert_gemms_s(model, T, ftp, stage.expert_tp, stage.ep, backward, options.expert_imbalance)
     # attention's own matmuls, the MoE router and Megatron's output layer stay in BF16 in an FP8 run (Transformer
     # Engine casts only its linear layers)
     bf16 = _roofline(hw, replace(options, precision="bf16"), stage.micro_batches)

@@ -1,11 +1,11 @@
 """A mixture-of-experts layer's routed experts on one GPU: their grouped GEMMs by expert, and their kernel launches.
 
 Expert parallelism leaves E / ep routed experts on each GPU, split etp ways (tp, Megatron's default, or whole).
-With the tokens spread evenly over the experts (Megatron's force-balanced benchmarks; ``EXPERT_IMBALANCE`` for
-the busiest expert otherwise), one expert of one micro-batch multiplies
+With the tokens spread evenly over the experts (Megatron's force-balanced benchmarks; ``Options.expert_imbalance``
+for the busiest GPU's share otherwise), one expert of one micro-batch multiplies
 
-    rows = T x etp / tp x k x ep / E x imbalance    (T the tensor-parallel group's tokens of the micro-batch,
-                                                     k experts per token)
+    rows = T x etp / tp x k x ep / E x imbalance, in whole tiles of 128
+           (T the tensor-parallel group's tokens of the micro-batch, k experts per token)
 
 through its gate/up and down matrices: E / ep GEMMs of rows x hidden x ffn / etp each, so fine-grained experts
 (DeepSeek-V3: hidden 7168, expert FFN 2048, 256 experts, top-8, ep 8: 1,024 rows of a 4,096-token micro-batch)
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float
+from clusterplan.perf.numeric import as_float, ceil
 from clusterplan.schema import FROZEN
 
 # Host time to launch one layer's kernels once (forward, backward or recomputation): calibrated on vTrain's
@@ -40,7 +40,9 @@ EXPERT_KERNELS = {"bf16": (2, 4), "fp8": (4, 8)}
 # ASSUMPTION: the routed block's other kernels per pass, whatever the experts: the router GEMM, its fused
 # top-k/softmax and auxiliary loss, the permute and unpermute, the two all-to-alls and their split bookkeeping
 ROUTED_BLOCK_KERNELS = 16
-EXPERT_IMBALANCE = 1.0     # ASSUMPTION: tokens of the busiest expert over the mean (1 = balanced, as benchmarked)
+# a GEMM's rows run in whole tiles of this many (cuBLAS/CUTLASS Hopper and Blackwell tiles are 64-256 rows; 128
+# the common one): an expert with few tokens pays for its last tile's empty rows
+ROW_TILE = 128
 
 
 @dataclass(**FROZEN, eq=False)
@@ -53,7 +55,8 @@ class RoutedExperts:
     wait_s: object           # the part the GPU waits for: the forward (and recomputed) routed blocks
 
 
-def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, layers, redo, gemm) -> RoutedExperts:
+def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, layers, redo, gemm,
+                   imbalance: float = 1.0) -> RoutedExperts:
     """The routed experts of ``layers`` layers of the busiest stage for ``tokens`` tokens of a tensor-parallel
     group, split ``etp`` ways; ``gemm`` is the roofline (rows, inner, cols) -> seconds; ``redo`` the recomputed
     share of layers."""
@@ -65,18 +68,19 @@ def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, laye
     kernels_f = ROUTED_BLOCK_KERNELS + local * forward
     kernels_b = 2 * ROUTED_BLOCK_KERNELS + local * backward
     launches = layers * share * LAUNCH_S
-    return RoutedExperts(layer_gemm_s=expert_gemms_s(model, tokens, tp, etp, ep, gemm),
+    return RoutedExperts(layer_gemm_s=expert_gemms_s(model, tokens, tp, etp, ep, gemm, imbalance),
                          layer_kernels=share * kernels_f,
                          launch_s=launches * (kernels_f * (1 + redo) + kernels_b),
                          wait_s=launches * kernels_f * (1 + redo))
 
 
-def expert_gemms_s(model: Transformer, tokens, tp, etp, ep, gemm):
+def expert_gemms_s(model: Transformer, tokens, tp, etp, ep, gemm, imbalance: float = 1.0):
     """One layer's routed-expert GEMMs (averaged over the layers) priced by ``gemm``: the forward roofline, or its
-    backward (0 for a dense model)."""
+    backward (0 for a dense model). ``imbalance``: the busiest GPU's tokens over the mean (the step waits for it);
+    each expert's rows are rounded up to whole row tiles."""
     if not model.moe_layers:
         return 0.0
     local = model.experts / as_float(ep)
-    rows = tokens * etp / tp * model.experts_per_token / local * EXPERT_IMBALANCE
+    rows = ceil(tokens * etp / tp * model.experts_per_token / local * imbalance / ROW_TILE) * ROW_TILE
     h, f, up = model.hidden, model.ffn_hidden / etp, 2 if model.gated else 1
     return model.moe_layers / model.layers * local * (gemm(rows, h, up * f) + gemm(rows, f, h))

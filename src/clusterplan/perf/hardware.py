@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-from clusterplan.names import ATTENTION, PRECISIONS, SHARDING
+from clusterplan.names import ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, SHARDING
 from clusterplan.perf.collectives import System, system_from_design
 from clusterplan.schema import FROZEN
 
@@ -52,6 +52,13 @@ class Options:
     sparsity_speedup: float = 1.0
     fp8_weight_cache: bool = True   # FP8 weights cast on a step's first micro-batch only (Megatron-LM); False: each
                                     # micro-batch recasts them (Transformer Engine used without that hint)
+    grad_reduce: str = "bf16"       # the gradient buffer's precision: bf16 (NeMo / Megatron-Bridge recipes'
+                                    # grad_reduce_in_fp32 = False) or fp32 (Megatron-LM's rule for BF16 runs)
+    moe_overlap: bool = False       # expert all-to-alls run beside the other micro-batch's compute (Megatron-Core's
+                                    # overlap_moe_expert_parallel_comm, DualPipe-class schedules); off by default
+    moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) or deepep (DeepEP / HybridEP: a token crosses the
+                                      # network once per node it goes to, then NVLink to its experts' GPUs)
+    expert_imbalance: float = 1.0   # tokens of the busiest expert over the mean (1 = balanced)
 
     def __post_init__(self) -> None:
         problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")
@@ -59,6 +66,12 @@ class Options:
         for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING)):
             if getattr(self, name) not in choices:
                 problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
+        if self.grad_reduce not in GRAD_REDUCE:
+            problems.append(f"grad_reduce({self.grad_reduce!r}) must be one of fp32, bf16")
+        if self.moe_dispatcher not in MOE_DISPATCHERS:
+            problems.append(f"moe_dispatcher({self.moe_dispatcher!r}) must be one of {', '.join(MOE_DISPATCHERS)}")
+        if self.expert_imbalance < 1:
+            problems.append(f"expert_imbalance({self.expert_imbalance}) must be >= 1")
         if self.sparsity_speedup < 1:
             problems.append(f"sparsity_speedup({self.sparsity_speedup}) must be >= 1")
         if problems:

@@ -244,8 +244,11 @@ def _experts(config: Config, layers: int, dense: int | None) -> dict:
     moe = [index for index in range(layers)
            if index >= first_dense and index not in dense_only
            and ((index % every == 0) if config.has("first_k_dense_replace") else ((index + 1) % every == 0))]
+    # group-limited routing (DeepSeek-V3: 8 groups of experts, each token's experts from its best 4)
+    groups, groups_per_token = config.integer("n_group", 0, low=0), config.integer("topk_group", 0, low=0)
     return dict(ffn_hidden=expert, experts=routed, experts_per_token=config.need("num_experts_per_tok"),
-                shared_ffn_hidden=shared, dense_layers=layers - len(moe), dense_ffn_hidden=dense or 0)
+                shared_ffn_hidden=shared, dense_layers=layers - len(moe), dense_ffn_hidden=dense or 0,
+                expert_groups=groups if groups_per_token else 0, expert_groups_per_token=groups_per_token)
 
 
 def _latent_attention(config: Config) -> dict:
@@ -340,7 +343,8 @@ def config_keys() -> dict[str, tuple[str, ...]]:
                     "hidden_activation", "attention_bias", "mlp_bias", "rope_scaling", "num_local_experts",
                     "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                     "shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace",
-                    "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "q_lora_rank", "kv_lora_rank",
+                    "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers", "n_group", "topk_group", "q_lora_rank",
+                    "kv_lora_rank",
                     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "sliding_window", "use_sliding_window",
                     "layer_types", "sliding_window_pattern", "max_window_layers", "text_config"),
         "falcon": (*common, "n_layer", "n_head", "multi_query", "new_decoder_architecture", "num_kv_heads",

@@ -1,7 +1,8 @@
 """Memory per GPU of a layout: weights, gradients, optimizer states, activations (docs/training.md).
 
-States follow Megatron (BF16 weights, FP32 gradient accumulation, FP32 master
-weights and Adam moments: 18 bytes per parameter), divided by the ZeRO stage's
+States follow Megatron (BF16 weights, BF16 gradients as NVIDIA's recipes reduce them with the FP32 gradients of
+the optimizer's shard, FP32 master weights and Adam moments: 20 bytes per parameter unsharded, 4 + 16 / d with the
+distributed optimizer; or FP32 gradient accumulation: 18, 6 + 12 / d), divided by the ZeRO stage's
 sharding; an expert-parallel layout holds 1 / ep of the routed experts, their
 states sharded over the ranks that hold the same experts (tp x cp x dp / (ep x etp)). Activations
 follow Korthikanti et al. 2022 (arXiv 2205.05198), generalised to grouped-query
@@ -51,7 +52,7 @@ class Activations:
 
 def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage, layout) -> tuple[Memory, object]:
     """(memory per GPU, share of the stage's layers whose forward is recomputed) of ``layout``."""
-    weights, gradients, optimizer, gathered = states(model, stage, layout.zero)
+    weights, gradients, optimizer, gathered = states(model, stage, layout.zero, options.grad_reduce)
     held = activations(model, options, stage, layout)
     fixed = weights + gradients + optimizer + gathered + RESERVED_BYTES
     redo = recomputed_share(fixed, held, hbm_bytes, stage.layers, layout.recompute)
@@ -62,18 +63,29 @@ def memory(model: Transformer, options: Options, hbm_bytes: float, stage: Stage,
                   activations=activation_bytes, reserved=full_like(total, RESERVED_BYTES), total=total), redo
 
 
-def states(model: Transformer, stage: Stage, zero) -> tuple:
+def states(model: Transformer, stage: Stage, zero, grad_reduce: str = "bf16") -> tuple:
     """(weights, gradients, optimizer states, gathered ZeRO-3 weights) per GPU, in bytes.
 
     An FP8 run's weights count 2 bytes a parameter as in BF16 (ASSUMPTION): NVIDIA's recipes keep either BF16
     weights or FP8 ones with their transpose (``--fp8-param-gather``); the FP8 copy Transformer Engine may cache
-    beside BF16 weights for a step's later micro-batches (up to 2 bytes a parameter more) is not counted."""
+    beside BF16 weights for a step's later micro-batches (up to 2 bytes a parameter more) is not counted.
+
+    ``grad_reduce`` "fp32": the gradient buffer is FP32 (Megatron-LM's main_grad for BF16 runs), 4 bytes a
+    parameter, sharded from ZeRO-2 on (Megatron's 18 B/parameter, 6 + 12/d with the distributed optimizer).
+    "bf16" (grad_reduce_in_fp32 = False, as NeMo's and Megatron-Bridge's performance recipes run): the buffer is
+    BF16, 2 bytes, and the optimizer keeps an FP32 copy of the gradients it steps, 4 bytes of its shard
+    (Megatron's distributed-optimizer table: 4 + 16/d)."""
     # expert-parallel experts' states shard over the expert-data-parallel ranks (tp x cp x dp / (ep x etp)); ZeRO-3
     # excludes ep > 1
     dense, experts = stage.params - stage.expert_params, stage.expert_params
     weights = dense * BF16 / where(zero == 3, stage.shard, 1) + experts * BF16
-    gradients = (dense * GRAD_BYTES / where(zero >= 2, stage.shard, 1)
-                 + experts * GRAD_BYTES / where(zero >= 2, stage.expert_shard, 1))
+    if grad_reduce == "bf16":   # a BF16 buffer, and the FP32 gradients of the optimizer's shard
+        gradients = (dense * (BF16 / where(zero >= 2, stage.shard, 1) + GRAD_BYTES / where(zero >= 1, stage.shard, 1))
+                     + experts * (BF16 / where(zero >= 2, stage.expert_shard, 1)
+                                  + GRAD_BYTES / where(zero >= 1, stage.expert_shard, 1)))
+    else:
+        gradients = (dense * GRAD_BYTES / where(zero >= 2, stage.shard, 1)
+                     + experts * GRAD_BYTES / where(zero >= 2, stage.expert_shard, 1))
     optimizer = (dense * OPTIMIZER_BYTES / where(zero >= 1, stage.shard, 1)
                  + experts * OPTIMIZER_BYTES / where(zero >= 1, stage.expert_shard, 1))
     # ZeRO-3 holds up to two whole layers at once (the one computing, the one prefetched)

@@ -53,6 +53,8 @@ class Transformer:
     shared_ffn_hidden: int = 0       # MoE: the width of the shared expert(s) every token passes through
     dense_layers: int = 0            # MoE: layers with a dense MLP instead of experts
     dense_ffn_hidden: int = 0        # their MLP width (0 = ffn_hidden)
+    expert_groups: int = 0           # MoE group-limited routing: groups of experts (0 = none) ...
+    expert_groups_per_token: int = 0  # ... and how many of them one token's experts come from
     q_lora_rank: int = 0             # multi-head latent attention (DeepSeek-V2/V3): 0 = none, or q unprojected
     kv_lora_rank: int = 0            # MLA: the compressed key-value latent (0 = not MLA)
     rope_head_dim: int = 0           # MLA: the decoupled RoPE part of head_dim, shared by all heads
@@ -245,6 +247,11 @@ class Transformer:
     def model_flops_per_token(self, seq_len: int) -> float:
         """Training FLOPs per token that MFU counts: 3 x forward, no recomputation (6N + 12 L h s)."""
         return 3 * self.forward_flops_per_token(seq_len)
+
+    def causal_flops_per_token(self, seq_len: int) -> float:
+        """Training FLOPs per token as published MFU figures count them: 6N plus the causal half of the attention
+        scores and values (6N + 6 L h s; docs/training.md, FLOP and MFU convention)."""
+        return 3 * self.forward_flops_per_token(seq_len, causal=True)
 
 
 def with_seq_len(model: Transformer, seq_len: int, note: str = "set by --seq-len (workload.seq_len)") -> Transformer:

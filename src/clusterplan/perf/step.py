@@ -68,6 +68,7 @@ class Prediction:
     tflops_per_gpu: object             # model FLOPs (no recomputation: MFU's convention)
     hardware_tflops_per_gpu: object    # FLOPs the GPUs run, recomputation included
     mfu: object                        # model FLOP/s / BF16 dense peak (the convention)
+    mfu_causal: object                 # the same with causal attention (6N + 6 L h s): published runs' convention
     precision_peak_fraction: object    # model FLOP/s / the peak of the run's precision (FP8, 2:4 sparse)
     fits: object                       # the total memory fits in the GPU's, less its margin (Hardware.usable_bytes)
     micro_batches: object              # per step and pipeline
@@ -86,7 +87,7 @@ class Prediction:
                           micro_batches=float(pick(self.micro_batches)), global_batch=self.global_batch)
 
 
-_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
+_RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "mfu_causal",
           "precision_peak_fraction")
 
 
@@ -105,6 +106,7 @@ def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout 
     return Prediction(layout=layout, step=step, memory=held, tokens_per_s=tokens_per_s,
                       tokens_per_s_per_gpu=tokens_per_s / gpus, tflops_per_gpu=model_flops / gpus / 1e12,
                       hardware_tflops_per_gpu=hardware_flops / gpus / 1e12, mfu=model_flops / gpus / hw.peak_flops,
+                      mfu_causal=model.causal_flops_per_token(options.seq_len) * tokens_per_s / gpus / hw.peak_flops,
                       precision_peak_fraction=model_flops / gpus / precision_peak_flops(hw, options),
                       fits=held.total <= hw.usable_bytes, micro_batches=busiest.micro_batches,
                       global_batch=options.global_batch)
@@ -114,7 +116,7 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
               redo) -> StepTime:
     """The step: every micro-batch slot on the busiest stage, then what of data parallelism shows, the optimizer
     step, and the wait for the slowest GPU."""
-    slot = _slot(busiest, work, traffic, redo)
+    slot = _slot(options, busiest, work, traffic, redo)
     dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout, traffic, slot)
     t_opt = optimizer_params(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
     m, pp, virtual_stages = busiest.micro_batches, layout.pp, layout.virtual_stages
@@ -124,7 +126,7 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
     return StepTime(compute=m * (work.forward_s + work.backward_s - work.recompute_s),
                     recompute=m * work.recompute_s, tp_comm=slots * traffic.tp_s,
                     cp_comm=slots * slot.exposed_s * slot.share_cp, pp_p2p=slots * traffic.p2p_s,
-                    ep_comm=slots * traffic.ep_s,
+                    ep_comm=slots * slot.ep_exposed_s,
                     pp_bubble=(pp - 1) / as_float(virtual_stages) * (work.forward_s + work.backward_s),
                     dp_comm=dp_exposed + slots * slot.exposed_s * (1 - slot.share_cp), optimizer=t_opt,
                     overlap=slots * slot.overlap_s + overlap_dp, host=slots * slot.host_s,
@@ -141,25 +143,40 @@ class Slot:
     overlap_s: object           # compute lost to communication running beside it
     gpu_s: object               # the GPU's time
     host_s: object              # the GPU's wait for the host to launch the kernels
+    ep_exposed_s: object = 0.0  # expert-parallel all-to-alls that show (all of them unless overlapped)
 
 
-def _slot(busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
+def expert_all_to_all_exposed(options: Options, work: Compute, ep_s):
+    """(seconds of a micro-batch's expert all-to-alls that show, seconds hidden beside compute).
+
+    Without ``moe_overlap`` every dispatch and combine waits for its tokens (Megatron's alltoall dispatcher).
+    With it (Megatron-Core's overlap_moe_expert_parallel_comm, the combined 1F1B schedule; DeepSeek-V3's DualPipe)
+    one micro-batch's forward is co-scheduled with another's backward: each all-to-all of the one runs beside the
+    other's attention and expert compute, so only what exceeds the compute of a forward and a backward shows."""
+    if not options.moe_overlap:
+        return ep_s, 0.0
+    exposed = maximum(ep_s - (work.forward_s + work.backward_s), 0.0)
+    return exposed, ep_s - exposed
+
+
+def _slot(options: Options, busiest: Stage, work: Compute, traffic: Communication, redo) -> Slot:
     """One micro-batch slot: the communication beside its compute, what of it shows, the compute lost to it,
     the GPU's time and the host's wait."""
+    ep_exposed, ep_hidden = expert_all_to_all_exposed(options, work, traffic.ep_s)
     # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
     # excess over it shows, and at least FSDP's first gather, which nothing precedes.
     beside = traffic.cp_s + traffic.fsdp_s
-    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + traffic.ep_s
+    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + ep_exposed
     exposed = maximum(beside - busy, traffic.fsdp_s / maximum(busiest.layers, 1))
     # Communication that runs beside compute takes SMs and HBM bandwidth from it
-    overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s)
-    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + traffic.ep_s
+    overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s + ep_hidden)
+    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + ep_exposed
     # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes; after a
     # dropless MoE router's sync the GPU also waits for each launch of the forward's routed block (experts.py)
     launches = busiest.layers * HOST_PASS_S * (2 + redo) + work.launch_s
     host = work.launch_wait_s + maximum(launches - work.launch_wait_s - gpu, 0.0)
     return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),
-                overlap_s=overlap, gpu_s=gpu, host_s=host)
+                overlap_s=overlap, gpu_s=gpu, host_s=host, ep_exposed_s=ep_exposed)
 
 
 def _data_parallel_exposed(options: Options, busiest: Stage, layout, traffic: Communication, slot: Slot) -> tuple:

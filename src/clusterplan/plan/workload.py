@@ -14,6 +14,7 @@ from clusterplan.perf.hf import from_hf_config
 from clusterplan.perf.layout import Constraints
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
+from clusterplan.perf.software import with_software
 from clusterplan.schema import FROZEN
 
 TOKENS_PER_BATCH = 4 * 2**20   # the global batch when the scenario gives none: about 4M tokens
@@ -128,7 +129,10 @@ def resolve(workload: Workload, design: Design) -> Job:
                       attention=workload.attention, sequence_parallel=workload.sequence_parallel,
                       tp_overlap=workload.tp_overlap, sharding=workload.sharding,
                       overlap_grad_reduce=workload.overlap_grad_reduce,
-                      sparsity_speedup=workload.sparsity_speedup)
+                      sparsity_speedup=workload.sparsity_speedup, moe_overlap=workload.moe_overlap,
+                      grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance,
+                      moe_dispatcher=workload.moe_dispatcher)
+    options = with_software(options, workload.software)   # an older stack's switches (docs/training.md)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
                         cp=workload.cp or None, mbs=workload.mbs or None,

@@ -170,7 +170,8 @@ def training_section(job: Any) -> dict[str, Any]:
                   "max_context": model.max_context_length,
                   "model_flops_per_token": model.model_flops_per_token(job.options.seq_len)},
         "mfu_convention": "model FLOPs = 3 x forward matmul FLOPs (6N + 12 L h s, non-causal attention, logits; "
-                          "no recomputation) / (GPUs x dense BF16 peak)",
+                          "no recomputation) / (GPUs x dense BF16 peak); mfu_causal: the same with causal attention "
+                          "(6N + 6 L h s), the convention published runs use",
         "num_gpus": job.num_gpus, "global_batch": best.global_batch if best else job.options.global_batch,
         "global_batches_searched": list(job.search.global_batches), "precision": job.options.precision,
         "sparsity_speedup": job.options.sparsity_speedup, "memory_margin": MEMORY_MARGIN,
@@ -275,7 +276,7 @@ def _layout_fields(row: Any, band: Any) -> dict[str, Any]:
             "tokens_per_s_per_gpu": row.tokens_per_s_per_gpu,
             "tokens_per_s_per_gpu_low": per_gpu_low, "tokens_per_s_per_gpu_high": per_gpu_high,
             "tflops_per_gpu": row.tflops_per_gpu,
-            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu,
+            "hardware_tflops_per_gpu": row.hardware_tflops_per_gpu, "mfu": row.mfu, "mfu_causal": row.mfu_causal,
             "precision_peak_fraction": row.precision_peak_fraction,
             "memory_bytes_per_gpu": memory_table(row.memory), "feasible": row.fits}
 

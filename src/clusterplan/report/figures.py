@@ -158,9 +158,11 @@ def _opex(name: str, row: int) -> Headline:
                     format="usd", rows=rows(compare=row))
 
 
-def _training(name: str, label: str, unit: str, row: int) -> Headline:
-    """A figure of the plan's training prediction (a scenario with a [workload]); compare shows it."""
-    return Headline(pointer=f"/training/{name}", label=label, unit=unit, rows=rows(compare=row))
+def _training(name: str, label: str, unit: str, row: int, tables: int = 0) -> Headline:
+    """A figure of the plan's training prediction (a scenario with a [workload]); compare shows it, and the
+    exports' summary (CSV, Markdown, XLSX) where ``tables`` gives its row."""
+    return Headline(pointer=f"/training/{name}", label=label, unit=unit,
+                    rows=rows(compare=row, **({"tables": tables} if tables else {})))
 
 
 HEADLINES: tuple[Headline, ...] = (
@@ -210,10 +212,11 @@ HEADLINES: tuple[Headline, ...] = (
              rows=rows(compare=19)),
     _training("step_time_s", "Training step time", "s", 20),
     _training("tokens_per_s", "Training tokens per second", "tokens/s", 21),
-    _training("mfu", "Training MFU", "fraction", 22),
+    _training("mfu", "Training MFU", "fraction", 22, tables=17),
     _training("time_to_train_s", "Time to train", "s", 23),
     _training("cost_to_train_usd", "Cost to train (own cluster)", "USD", 24),
     _training("goodput", "Training goodput", "fraction", 25),
+    _training("mfu_causal", "Training MFU as papers count it (6N + causal attention)", "fraction", 29, tables=18),
     _training("effective_time_to_train_s", "Time to train, effective (/ goodput)", "s", 26),
     _training("effective_cost_to_train_usd", "Cost to train (own cluster), effective", "USD", 27),
 )

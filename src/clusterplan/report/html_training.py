@@ -71,7 +71,8 @@ def _chosen(doc: dict) -> str:
                ("Tokens/s per GPU", "tokens_per_s_per_gpu", _count),
                ("Model TFLOP/s per GPU", "tflops_per_gpu", lambda v: f"{v:,.1f}"),
                ("Hardware TFLOP/s per GPU (with recomputation)", "hardware_tflops_per_gpu", lambda v: f"{v:,.1f}"),
-               ("MFU (of BF16 dense peak)", "mfu", _share)]
+               ("MFU (of BF16 dense peak)", "mfu", _share),
+               ("MFU as papers count it (6N + causal attention)", "mfu_causal", _share)]
     if precision_peak(job) != "BF16 dense peak":   # FP8 or 2:4 sparse: also the fraction of its own peak
         figures.append((f"Model FLOP/s of {precision_peak(job)}", "precision_peak_fraction", _share))
     if job["hardware_tflops_per_gpu"] <= job["tflops_per_gpu"]:   # nothing recomputed: no second figure

@@ -43,6 +43,8 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                                          + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}")),
         ("Evidence", evidence_text(doc["evidence"])),
         ("Model TFLOP/s per GPU, MFU", _mfu(doc)),
+        *((("MFU as papers count it", f"{doc['mfu_causal']:.1%} (6N + causal attention, docs/training.md)"),)
+          if "mfu_causal" in doc else ()),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
         ("Goodput", f"{doc['goodput']:.1%} ({doc['interruptions_per_day']:.2f} interruptions/day, "
                     f"checkpoint every {doc['checkpoint_interval_s'] / 60:,.1f} min)" if doc["goodput"] is not None

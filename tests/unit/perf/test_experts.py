@@ -69,3 +69,17 @@ def test_whole_experts_take_the_tensor_parallel_ranks_tokens_apart_at_full_width
     routed_experts(model, "bf16", 4096, 2.0, 2.0, 8, 4, 0.0, gemm)
     routed_experts(model, "bf16", 4096, 2.0, 1.0, 8, 4, 0.0, gemm)
     assert calls == [(1024.0, 7168, 2048.0), (1024.0, 1024.0, 7168), (512.0, 7168, 4096.0), (512.0, 2048.0, 7168)]
+
+
+def test_an_expert_with_few_tokens_pays_for_whole_row_tiles():
+    """1,000 tokens x top-8 over 32 local experts of 256 (ep 8) is 250 rows an expert: priced as 2 tiles of 128."""
+    calls, gemm = shapes()
+    routed_experts(PRESETS["deepseek-v3"], "bf16", 1000, 1.0, 1.0, 8, 4, 0.0, gemm)
+    assert calls[0][0] == 256.0
+
+
+def test_router_imbalance_scales_the_busiest_gpus_rows():
+    """An imbalance of 1.5 gives the busiest GPU's experts 1.5 x the balanced 1,024 rows (1,536, whole tiles)."""
+    calls, gemm = shapes()
+    routed_experts(PRESETS["deepseek-v3"], "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, 1.5)
+    assert calls[0][0] == 1536.0

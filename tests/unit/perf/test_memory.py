@@ -11,15 +11,26 @@ from clusterplan.perf.step import evaluate
 def test_states_are_megatrons_18_bytes_per_parameter(hw):
     """BF16 weights, FP32 gradients, FP32 master weights and Adam moments: 18 bytes per parameter, unsharded."""
     model = preset("llama2-7b")
-    mem = evaluate(model, hw, Options(seq_len=4096, global_batch=1), Layout()).memory
+    mem = evaluate(model, hw, Options(seq_len=4096, global_batch=1, grad_reduce="fp32"), Layout()).memory
     assert mem.weights + mem.gradients + mem.optimizer == pytest.approx(18 * model.params)
 
 
 def test_distributed_optimizer_is_6_plus_12_over_dp(hw):
     """ZeRO-1 shards the 12 optimizer bytes over the data-parallel ranks."""
     model = preset("llama2-7b")
-    mem = evaluate(model, hw, Options(seq_len=4096, global_batch=8), Layout(dp=8, zero=1)).memory
+    mem = evaluate(model, hw, Options(seq_len=4096, global_batch=8, grad_reduce="fp32"), Layout(dp=8, zero=1)).memory
     assert mem.weights + mem.gradients + mem.optimizer == pytest.approx((6 + 12 / 8) * model.params)
+
+
+def test_bf16_gradient_reduction_is_4_plus_16_over_dp(hw):
+    """grad_reduce bf16 (NeMo's recipes): a BF16 gradient buffer (2) beside BF16 weights (2), and the distributed
+    optimizer's FP32 master weights, Adam moments and FP32 gradients of its shard (16 / dp): Megatron's table."""
+    model = preset("llama2-7b")
+    options = Options(seq_len=4096, global_batch=8, grad_reduce="bf16")
+    mem = evaluate(model, hw, options, Layout(dp=8, zero=1)).memory
+    assert mem.weights + mem.gradients + mem.optimizer == pytest.approx((4 + 16 / 8) * model.params)
+    unsharded = evaluate(model, hw, replace(options, global_batch=1), Layout()).memory
+    assert unsharded.weights + unsharded.gradients + unsharded.optimizer == pytest.approx(20 * model.params)
 
 
 @pytest.mark.parametrize("recompute, sp, per_layer", [

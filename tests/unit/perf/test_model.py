@@ -94,3 +94,12 @@ def test_odd_names_and_deep_nesting():
             from_hf_config(json.dumps({**LLAMA, "architectures": odd}), source="c.json")
     with pytest.raises(ConfigError, match="c.json: not valid JSON: nested too deeply"):
         from_hf_config("[" * 100_000, source="c.json")
+
+
+def test_causal_flops_are_the_model_flops_less_half_the_attention():
+    """Published MFU's 6N + causal attention: Megatron's 6N' + 12 L h s + 6 h V less 6 L h s (heads x head_dim = h)."""
+    from clusterplan.perf.presets import preset
+    model = preset("llama3-70b")
+    s = 8192
+    assert model.causal_flops_per_token(s) == pytest.approx(
+        model.model_flops_per_token(s) - 6 * model.layers * model.hidden * s)

@@ -138,3 +138,27 @@ def test_a_fixed_tp_must_tile_the_domain(catalog, overrides, message):
     with pytest.raises(ConfigError) as error:
         resolve(spec.workload, design(spec, catalog))
     assert str(error.value).startswith(message)
+
+
+def test_the_workload_s_software_and_moe_keys_reach_the_options(catalog):
+    """software applies its era's switches over the keys; grad_reduce, moe_overlap, moe_dispatcher and
+    expert_imbalance are passed as set; the defaults are BF16 gradients and no MoE overlap."""
+    spec = load_spec(overrides=['workload.model="llama2-7b"', 'workload.software="deepspeed-2023"',
+                                'workload.grad_reduce="fp32"', "workload.moe_overlap=true",
+                                'workload.moe_dispatcher="deepep"', "workload.expert_imbalance=1.25"])
+    options = resolve(spec.workload, design(spec, catalog)).options
+    assert (options.attention, options.sequence_parallel, options.tp_overlap, options.overlap_grad_reduce) == (
+        "flash1", False, False, False)
+    assert (options.grad_reduce, options.moe_overlap, options.moe_dispatcher, options.expert_imbalance) == (
+        "fp32", True, "deepep", 1.25)
+    default = resolve(load_spec(overrides=['workload.model="llama2-7b"']).workload,
+                      design(load_spec(), catalog)).options
+    assert (default.grad_reduce, default.moe_overlap, default.moe_dispatcher) == ("bf16", False, "alltoall")
+
+
+@pytest.mark.parametrize("key, value", [("software", '"jax-2019"'), ("grad_reduce", '"fp16"'),
+                                        ("moe_dispatcher", '"nccl"'), ("expert_imbalance", "0.5")])
+def test_bad_software_and_moe_keys_name_themselves(key, value):
+    """A value outside a key's choices is an error naming workload.<key>."""
+    with pytest.raises(ConfigError, match=key):
+        load_spec(overrides=[f"workload.{key}={value}"])

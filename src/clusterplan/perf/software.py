@@ -1,0 +1,40 @@
+"""Software era: the training stack a run models, as the switches its documented defaults set (docs/training.md).
+
+"current" is today's Megatron-Core with Transformer Engine (the Options defaults). An older stack lacks mechanisms
+the step model credits by default; choosing it turns them off:
+
+- "megatron-2021": Megatron-LM as SC21 ran it (Narayanan et al. 2021): unfused attention with its fused softmax
+  kernel, no sequence parallelism, TP all-reduces not overlapped with GEMMs, gradients all-reduced after the
+  backward (``--overlap-grad-reduce`` came in 2023).
+- "megatron-2022": Megatron-LM after Korthikanti et al. 2022 (arXiv 2205.05198): sequence parallelism added, the
+  rest as 2021.
+- "deepspeed-2023": Megatron-DeepSpeed / DeepSpeed ZeRO of 2023 (BLOOM's and its successors' stack): FlashAttention
+  1 kernels, no sequence parallelism, no TP overlap, and ZeRO's ``overlap_comm`` at its documented default (false):
+  the gradient reduction follows the backward.
+
+Each era sets only these switches; hardware efficiencies stay the GPU's calibrated ones (the validation runs of
+2021-23 software, which set the same switches, are predicted with them: docs/evidence.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from clusterplan.perf.hardware import Options
+
+ERAS: dict[str, dict[str, object]] = {
+    "current": {},
+    "megatron-2021": {"attention": "unfused", "sequence_parallel": False, "tp_overlap": False,
+                      "overlap_grad_reduce": False},
+    "megatron-2022": {"attention": "unfused", "sequence_parallel": True, "tp_overlap": False,
+                      "overlap_grad_reduce": False},
+    "deepspeed-2023": {"attention": "flash1", "sequence_parallel": False, "tp_overlap": False,
+                       "overlap_grad_reduce": False},
+}
+
+
+def with_software(options: Options, era: str) -> Options:
+    """``options`` as the software ``era`` runs them (``ERAS``); "current" leaves them as they are."""
+    if era not in ERAS:
+        raise ValueError(f"software({era!r}) must be one of {', '.join(ERAS)}")
+    return replace(options, **ERAS[era])
