@@ -9,7 +9,7 @@ from clusterplan.spec import load_spec
 
 
 def offer(catalog, pricing):
-    return dataclasses.replace(catalog.get("cloud", "aws-p5-on-demand"), pricing=pricing, price_usd=2.0)
+    return dataclasses.replace(catalog.get("cloud", "aws-p5-on-demand"), pricing=pricing, term_years=-1, price_usd=2.0)
 
 
 def test_pay_per_use_bills_delivered_hours_and_reserved_every_hour(catalog):
