@@ -75,6 +75,20 @@ def _terms(terms: dict[str, Any] | None) -> str:
             f"{idle_years:.1f} years idle ({format_usd(terms['idle_usd'])}{resale})")
 
 
+def rental_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The report's cloud lines under its cost table: the headline offer, each reservation's whole terms and
+    idle remainder, the spot line and the offers short of capacity (the terminal's rows, in words)."""
+    rows = []
+    offer = doc.get("cheapest_cloud_to_train")
+    if offer is not None:
+        effective = doc.get("effective_cloud_cost_to_train_usd", {}).get(offer, doc["cloud_cost_to_train_usd"][offer])
+        rows.append(("Cheapest cloud (never spot for a multi-node job, nor past an offer's capacity)",
+                     f"{offer}, {format_usd(effective)}"))
+    for key, terms in doc.get("cloud_terms", {}).items():
+        rows.append((f"Reservation {key}", f"whole terms from its start{_terms(terms)}"))
+    return rows + cloud_notes(doc)
+
+
 def cloud_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """The spot offer on its own line (reclaims, goodput, effective cost) and the offers short of capacity."""
     rows = []
