@@ -33,7 +33,7 @@ from clusterplan.perf.presets import PRESETS, preset
 from clusterplan.perf.search import search
 from clusterplan.plan.reliability import job_reliability
 from clusterplan.plan.training import evidence, run_by_cause
-from clusterplan.reliability.whole_run import Recipe
+from clusterplan.reliability.whole_run import Recipe, linear_ramp_batch_fraction
 from clusterplan.spec import load_spec
 
 DATA = PROJECT / "whole_run_disclosures.csv"
@@ -59,6 +59,30 @@ MODELS = {   # the runs' models the presets do not hold, from their papers and m
 OLDER_STACK = dict(sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
 
 
+def published_layout(row: dict) -> Constraints:
+    """What the run's source states of its layout, held; the rest searched. A source that states tp and pp states
+    dp = GPUs / (tp x pp), so context parallelism is held at 1; ZeRO stage (FSDP = 3) and recomputation where stated."""
+    tp, pp = int(row["tp"]) or None, int(row["pp"]) or None
+    return Constraints(tp=tp, pp=pp, cp=1 if tp and pp else None, zero=int(row["zero"]) if row["zero"] else None,
+                       recompute=row["recompute"] or None)
+
+
+def ramp_batch(row: dict) -> float:
+    """The ramp's batch fraction: a linear ramp's harmonic equivalent where the source gives its start (Megatron's
+    --rampup-batch-size), else the fraction as written."""
+    if row["ramp_start_batch_fraction"]:
+        return linear_ramp_batch_fraction(float(row["ramp_start_batch_fraction"]))
+    return float(row["ramp_batch_fraction"])
+
+
+def eval_cadence(row: dict) -> dict:
+    """The run's evaluation cadence where its source states it (training steps between evaluations, forward-only
+    steps per evaluation), else Megatron-LM's defaults (ASSUMPTION: the source is silent)."""
+    if row["eval_interval_steps"]:
+        return dict(eval_interval_steps=int(row["eval_interval_steps"]), eval_steps=int(row["eval_steps"]))
+    return EVAL
+
+
 def model_of(name: str, seq_len: int) -> Transformer | None:
     if name in MODELS:
         return with_seq_len(MODELS[name](), seq_len)
@@ -81,8 +105,7 @@ def predict(row: dict):
     spec = spec_of(row)
     built = design(spec, catalog)
     gpus, seq = int(row["num_gpus"]), int(row["seq_len"])
-    fixed = Constraints(tp=int(row["tp"]) or None, pp=int(row["pp"]) or None,
-                        zero=int(row["zero"]) if row["zero"] else None)   # the published ZeRO stage (FSDP = 3) where stated
+    fixed = published_layout(row)
     older = OLDER_STACK if row["attention"] in ("unfused", "flash1") else {}
     options = Options(seq_len=seq, global_batch=int(row["global_batch"]), attention=row["attention"], **older)
     found = search(model, hardware(built), options, gpus, fixed, top=1)
@@ -93,9 +116,9 @@ def predict(row: dict):
     reliability = job_reliability(spec, catalog, built, model, gpus, tokens_per_s=best.tokens_per_s,
                                   useful_s=steady_s)
     recipe = Recipe(ramp_tokens_fraction=float(row["ramp_tokens_fraction"]),
-                    ramp_batch_fraction=float(row["ramp_batch_fraction"]),
+                    ramp_batch_fraction=ramp_batch(row),
                     long_context_tokens_fraction=float(row["long_context_tokens_fraction"]),
-                    long_context_seq_len=int(row["long_context_seq_len"]), **EVAL)
+                    long_context_seq_len=int(row["long_context_seq_len"]), **eval_cadence(row))
     run = run_by_cause(recipe, model, best, reliability, steady_s=steady_s, seq_len=seq)
     hours = gpus / 3600
     effective = steady_s / reliability.goodput * hours
