@@ -62,7 +62,7 @@ OLDER_STACK = dict(sequence_parallel=False, overlap_grad_reduce=False, tp_overla
 def published_layout(row: dict) -> Constraints:
     """What a user who knows the run's recipe passes `train`: tp, pp, the ZeRO stage (FSDP = 3) and recomputation
     where the source states them; the rest searched as `train` searches it (context parallelism included, although
-    these runs had none: held at 1, the steady state reads 17 % slower on Llama 3.1 405B and Falcon-180B, a
+    these runs had none: held at 1, the steady state reads 16 % and 17 % slower on Llama 3.1 405B and Falcon-180B, a
     steady-state finding, docs/reliability.md#whole-run)."""
     return Constraints(tp=int(row["tp"]) or None, pp=int(row["pp"]) or None,
                        zero=int(row["zero"]) if row["zero"] else None, recompute=row["recompute"] or None)
