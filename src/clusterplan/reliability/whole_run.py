@@ -23,6 +23,7 @@ published whole runs. This module computes from numbers only; the plan supplies 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from clusterplan.schema import FROZEN
@@ -95,6 +96,21 @@ def ramp_ratio(*, batch_scaled_s: float, fixed_s: float, batch_fraction: float) 
     if not 0 < batch_fraction <= 1:
         raise ValueError(f"batch fraction must be in (0, 1], got {batch_fraction}")
     return (batch_scaled_s + fixed_s / batch_fraction) / (batch_scaled_s + fixed_s)
+
+
+def linear_ramp_batch_fraction(start_fraction: float) -> float:
+    """The constant batch fraction that costs what a linear ramp from ``start_fraction`` of the batch to the full
+    batch costs (Megatron-LM's --rampup-batch-size: equal samples at every batch size on the way).
+
+    A token at batch fraction b costs C + F / b, so the ramp's tokens cost C + F x mean(1 / b); over b spread
+    evenly on [b0, 1] that mean is ln(1 / b0) / (1 - b0), the reciprocal of the fraction returned. It is below
+    the ramp's mean batch (1 + b0) / 2: the small batches at the start cost most per token.
+    """
+    if not 0 < start_fraction <= 1:
+        raise ValueError(f"start fraction must be in (0, 1], got {start_fraction}")
+    if start_fraction == 1:
+        return 1.0
+    return (1 - start_fraction) / math.log(1 / start_fraction)
 
 
 def whole_run(recipe: Recipe, *, steady_s: float, ramp_ratio_: float, long_context_ratio: float,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from clusterplan.reliability.whole_run import Recipe, ramp_ratio, whole_run
+from clusterplan.reliability.whole_run import Recipe, linear_ramp_batch_fraction, ramp_ratio, whole_run
 
 
 def test_ramp_ratio_is_the_fixed_part_over_the_batch():
@@ -44,3 +44,13 @@ def test_losses_of_the_whole_wall_clock_are_refused():
     with pytest.raises(ValueError, match="less than 1"):
         whole_run(Recipe(pause_fraction=0.5), steady_s=1.0, ramp_ratio_=1.0, long_context_ratio=1.0,
                   failure_waste=0.3, checkpoint_waste=0.2)
+
+
+def test_a_linear_ramp_costs_its_harmonic_batch_not_its_mean():
+    # from 1/4 of the batch: mean(1/b) over [0.25, 1] = ln 4 / 0.75 = 1.8484, so the equivalent fraction 0.5410,
+    # below the mean batch 0.625
+    assert linear_ramp_batch_fraction(0.25) == pytest.approx(0.75 / 1.3862944, rel=1e-6)
+    assert linear_ramp_batch_fraction(0.25) < 0.625
+    assert linear_ramp_batch_fraction(1.0) == 1.0
+    with pytest.raises(ValueError):
+        linear_ramp_batch_fraction(0.0)
