@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from clusterplan.catalog.entries import (FAMILIES, Cable, CloudOffer, Cooling, Entry, Fabric, FailureRate,
+from clusterplan.catalog.entries import (FAMILIES, AssetClass, Cable, Licence, CloudOffer, Cooling, Entry, Fabric, FailureRate,
                                          Gpu, LeadTime, Nic, Pdu, Priced, Rack, Server, Service, StorageTier, Switch,
                                          Transceiver)
 from clusterplan.errors import CatalogError, ConfigError
@@ -22,7 +22,7 @@ from clusterplan.schema import build, locator, suggest
 
 __all__ = ["Catalog", "load_catalog", "parse_family", "Entry", "Priced", "Gpu", "Server", "Nic", "Switch",
            "Transceiver", "Cable", "Fabric", "StorageTier", "Rack", "Pdu", "Cooling", "Service",
-           "CloudOffer", "FailureRate", "LeadTime"]
+           "CloudOffer", "FailureRate", "LeadTime", "Licence", "AssetClass"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Catalog entries: frozen dataclasses, one per family of hardware or offer.
 
-Every entry carries ``source`` and ``date``. Priced entries carry
+Every entry carries ``source``, and ``date``, the day its figures were observed, unless it is an
+ASSUMPTION (``assumption = true``): an assumed figure was observed nowhere and carries no date. Priced entries carry
 ``price_usd`` (the planning figure) and, where sources disagree,
 ``price_low_usd``/``price_high_usd``; ``assumption = true`` marks a figure no
 public source gave. Quantities are SI (bytes, bytes/s, FLOP/s, W, s); the
@@ -21,8 +22,15 @@ class Entry:
     id: str
     name: str
     source: str
-    date: str
+    date: str = ""        # when the figures were observed; "" for an ASSUMPTION (observed nowhere)
     notes: str = ""
+
+
+def undated_assumption(entry: Entry) -> None:
+    """The dating rule: an ASSUMPTION entry carries no observation date (a sourced one keeps its own)."""
+    assumed = getattr(entry, "assumption", False)
+    check(not (assumed and entry.date), "date",
+          f"an ASSUMPTION entry carries no observation date; remove date = {entry.date!r}")
 
 
 @dataclass(**FROZEN)
@@ -35,6 +43,7 @@ class Priced(Entry):
     assumption: bool = False
 
     def __post_init__(self) -> None:
+        undated_assumption(self)
         check(self.price_usd >= 0, "price_usd", f"must be >= 0, got {self.price_usd}")
         low = self.price_usd if self.price_low_usd is None else self.price_low_usd
         high = self.price_usd if self.price_high_usd is None else self.price_high_usd
@@ -183,6 +192,7 @@ class Cable(Priced):
     links: int = 1
 
     def __post_init__(self) -> None:
+        Priced.__post_init__(self)
         check(self.medium in MEDIA, "medium", f"must be one of {', '.join(MEDIA)}, got {self.medium!r}")
         check(self.reach_m > 0, "reach_m", f"must be > 0, got {self.reach_m}")
         check(self.links >= 1, "links", f"must be >= 1, got {self.links}")
@@ -361,6 +371,7 @@ class LeadTime(Entry):
     assumption: bool = False
 
     def __post_init__(self) -> None:
+        undated_assumption(self)
         check(0 <= self.low_days <= self.days <= self.high_days, "days",
               f"must lie within low_days ({self.low_days}) and high_days ({self.high_days}), got {self.days}")
         check(self.days_per_1000_gpus >= 0, "days_per_1000_gpus", f"must be >= 0, got {self.days_per_1000_gpus}")
@@ -371,10 +382,59 @@ class LeadTime(Entry):
         return self.days + extra, self.low_days + extra, self.high_days + extra
 
 
+LICENCE_UNITS = ("GPU", "node")
+
+
+@dataclass(**FROZEN)
+class Licence(Priced):
+    """A software licence or subscription priced per ``unit`` (GPU or node) and year (docs/cost.md).
+
+    ``bundled_with``: catalog ids of GPUs or servers whose purchase includes it for ``bundled_years``
+    (NVIDIA AI Enterprise with H100 PCIe and H200 NVL): those years are not charged again.
+    """
+
+    unit: str = "GPU"
+    bundled_with: tuple[str, ...] = ()
+    bundled_years: float = 0.0
+
+    def __post_init__(self) -> None:
+        Priced.__post_init__(self)
+        check(self.unit in LICENCE_UNITS, "unit", f"must be one of {', '.join(LICENCE_UNITS)}, got {self.unit!r}")
+        check(0 <= self.bundled_years <= 30, "bundled_years", f"must be between 0 and 30, got {self.bundled_years}")
+
+    @property
+    def per(self) -> str:
+        return f"{self.unit}-year"
+
+
+ASSET_CATEGORIES = ("compute", "network", "storage", "facility")
+
+
+@dataclass(**FROZEN)
+class AssetClass(Entry):
+    """A class of owned hardware (one BoM category): its warranty and its economic life, in years (docs/cost.md).
+
+    Support is bought when the warranty ends; capex is written off straight-line over the life, and what is
+    left at the end of the horizon is the residual value.
+    """
+
+    category: str
+    warranty_years: float
+    life_years: float
+    assumption: bool = False
+
+    def __post_init__(self) -> None:
+        undated_assumption(self)
+        check(self.category in ASSET_CATEGORIES, "category",
+              f"must be one of {', '.join(ASSET_CATEGORIES)}, got {self.category!r}")
+        check(0 <= self.warranty_years <= 30, "warranty_years", f"must be between 0 and 30, got {self.warranty_years}")
+        check(1 <= self.life_years <= 30, "life_years", f"must be between 1 and 30, got {self.life_years}")
+
+
 FAMILIES: dict[str, type[Entry]] = {
     "gpus": Gpu, "servers": Server, "nics": Nic, "switches": Switch,
     "transceivers": Transceiver, "cables": Cable, "fabrics": Fabric,
     "storage": StorageTier, "racks": Rack, "pdus": Pdu, "cooling": Cooling,
     "services": Service, "cloud": CloudOffer, "failures": FailureRate,
-    "leadtimes": LeadTime,
+    "leadtimes": LeadTime, "licences": Licence, "assets": AssetClass,
 }
