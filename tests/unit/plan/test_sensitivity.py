@@ -111,12 +111,12 @@ def test_a_price_override_loses_the_catalog_range(catalog):
 
 
 def test_zero_nominal_is_fixed_and_left_out_of_the_tornado(catalog):
-    """A zero software licence has no range: it does not vary and has no tornado bar."""
-    spec = load_spec(None, ["finance.software_usd_per_gpu_year=0"])
+    """The flat maintenance fraction, 0 by default, has no range: it does not vary and has no tornado bar."""
+    spec = load_spec(None, [])
     model = s.model(spec, catalog)
-    assert not next(i for i in model.inputs if i.key == "finance.software_usd_per_gpu_year").varies
+    assert not next(i for i in model.inputs if i.key == "finance.maintenance_fraction_per_year").varies
     _, swings = tornado(model)
-    assert "finance.software_usd_per_gpu_year" not in [swing.input.key for swing in swings]
+    assert "finance.maintenance_fraction_per_year" not in [swing.input.key for swing in swings]
 
 
 def test_without_cloud_offers_there_is_no_breakeven(catalog):
