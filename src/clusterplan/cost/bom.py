@@ -109,8 +109,9 @@ def network_size(ports: int, radix: int) -> tuple[int, int]:
 
 
 def ethernet_lines(design: Design, extras: Extras) -> list[LineItem]:
-    """The front-end (in-band, storage) and out-of-band management networks, sized to the node count."""
-    nodes = design.num_nodes + extras.spare_nodes
+    """The front-end (in-band, storage) and out-of-band management networks, sized to the node count (a spare
+    node takes the ports of the node it replaces)."""
+    nodes = design.num_nodes
     blocks = design.storage_units + design.burst_buffer_units
     lines: list[LineItem] = []
     other_switches = design.topology.num_switches
