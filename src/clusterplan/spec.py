@@ -138,7 +138,7 @@ class Finance:
               f"must be fifo, easy, conservative or fairshare, got {self.utilization_policy!r}")
         check(0 < self.utilization <= 1, "utilization", f"must be in (0, 1], got {self.utilization}")
         check(0 <= self.discount_rate < 1, "discount_rate", f"must be in [0, 1), got {self.discount_rate}")
-        for name in ("support_fraction_per_year", "maintenance_fraction_per_year", "resale_fraction"):
+        for name in ("support_fraction_per_year", "resale_fraction"):   # maintenance: limits.py
             check(0 <= getattr(self, name) <= 1, name, f"must be in [0, 1], got {getattr(self, name)}")
         check(0 <= self.sales_tax < 1, "sales_tax", f"must be in [0, 1), got {self.sales_tax}")
         check(0 <= self.loan_rate < 1, "loan_rate", f"must be in [0, 1), got {self.loan_rate}")
@@ -149,7 +149,8 @@ class Finance:
               f"within it), got {start}")
         for asset, life in self.life_years.items():
             check(1 <= life <= 30, f"life_years.{asset}", f"must be between 1 and 30, got {life}")
-        non_negative(self.spare_nodes, "spare_nodes")
+        check(self.spare_nodes is None or 0 <= self.spare_nodes <= 100_000, "spare_nodes",
+              f"must be \"auto\" or between 0 and 100,000, got {self.spare_nodes}")
         check(len(set(self.licences)) == len(self.licences), "licences", "names a licence twice")
 
 

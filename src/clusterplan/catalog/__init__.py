@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from clusterplan.catalog.entries import (FAMILIES, AssetClass, Cable, Licence, CloudOffer, Cooling, Entry, Fabric, FailureRate,
-                                         Gpu, LeadTime, Nic, Pdu, Priced, Rack, Server, Service, StorageTier, Switch,
-                                         Transceiver)
+from clusterplan.catalog.entries import (Cable, CloudOffer, Cooling, Entry, Fabric, FailureRate, Gpu, LeadTime, Nic,
+                                         Pdu, Priced, Rack, Server, Service, StorageTier, Switch, Transceiver)
+from clusterplan.catalog.owning import FAMILIES, AssetClass, Licence
 from clusterplan.errors import CatalogError, ConfigError
 from clusterplan.schema import build, locator, suggest
 

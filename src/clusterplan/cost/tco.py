@@ -217,9 +217,9 @@ class Costs:
     def residual_by_category(self) -> dict[str, float]:
         """Resale fraction x straight-line book value of each class at the horizon."""
         by_category = self.capex_by_category()
-        return {terms.category: self.ownership.resale_fraction * book_value_usd(
+        return {terms.category: float(self.ownership.resale_fraction * book_value_usd(
                     capex_usd=by_category.get(terms.category, 0.0), life_years=terms.life_years,
-                    age_years=self.years) for terms in self.ownership.assets}
+                    age_years=self.years)) for terms in self.ownership.assets}
 
     @property
     def residual_usd(self) -> float:
@@ -261,14 +261,14 @@ class Costs:
             capex = by_category.get(terms.category, 0.0)
             depreciation += capex / terms.life_years
             capital += capex * capital_recovery_factor(rate, terms.life_years)
-            support += (capex * own.maintenance_fraction_per_year if own.maintenance_fraction_per_year else
-                        support_usd_per_year(capex_usd=capex, rate=own.support_fraction_per_year,
-                                             start_years=terms.support_start_years, span_years=terms.life_years))
+            support += float(capex * own.maintenance_fraction_per_year if own.maintenance_fraction_per_year else
+                             support_usd_per_year(capex_usd=capex, rate=own.support_fraction_per_year,
+                                                  start_years=terms.support_start_years, span_years=terms.life_years))
         opex = self.opex_usd_per_year
-        return {"depreciation": depreciation, "cost_of_capital": capital - depreciation,
+        return {"depreciation": depreciation, "cost_of_capital": float(capital - depreciation),
                 "electricity": opex["electricity"], "colocation": opex["colocation"], "support": support,
                 "staff": opex["staff"],
-                "software": sum(licence_usd_per_year(charge, server_life) for charge in own.licences)}
+                "software": float(sum(licence_usd_per_year(charge, server_life) for charge in own.licences))}
 
     @property
     def economic_cost_per_gpu_hour_usd(self) -> float:
