@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.inputs import read_acceptance, read_measured
-from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
+from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress, today,
                                     write_json)
 from clusterplan.plan.report import report
 from clusterplan.report.accept import accept_part
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     measured = read_measured(args.measured) if args.measured and acceptance is None else None
     with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
         result = report(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer, measured=measured,
+                        today=today(),
                         progress=shown.advance)
     title = scenario_title(result.plan.spec.about.name, args.scenario, args.overrides)
     document = report_document(result, title=title, source=scenario_source(args.scenario, args.overrides))
