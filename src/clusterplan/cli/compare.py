@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from clusterplan.cli.output import add_output_options, emit, emit_binary, write_json, today
+from clusterplan.cli.output import add_output_options, emit, emit_binary, write_json
 from clusterplan.compare import compare
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.analysis_tables import compare_tables

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import io
 import os
 import stat
@@ -178,17 +177,3 @@ def progress(args: argparse.Namespace, description: str, *, total: int | None = 
     with Progress(*columns, console=Console(stderr=True), transient=True, redirect_stdout=False) as bar:
         yield ProgressDisplay(bar, bar.add_task(description, total=total), description)
 
-
-TODAY_ENV = "CLUSTERPLAN_TODAY"
-
-
-def today() -> dt.date:
-    """The day the command runs, taken once at the CLI edge (plan's stale-price warning ages prices against it):
-    ``CLUSTERPLAN_TODAY`` (YYYY-MM-DD) when set, for reproducible runs and tests; else the system date."""
-    value = os.environ.get(TODAY_ENV, "")
-    if not value:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise ConfigError(f"expected a date YYYY-MM-DD, got {value!r}", key=TODAY_ENV) from None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, write_json, today
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, write_json
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.export import plan_document

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.inputs import read_acceptance, read_measured
-from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress, today,
+from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
                                     write_json)
+from clusterplan.plan.ownership import today
 from clusterplan.plan.report import report
 from clusterplan.report.accept import accept_part
 from clusterplan.report.documents import report_document, scenario_source, scenario_title

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from clusterplan.cli.inputs import measured_gemm_efficiency
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json, today
+from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import PRECISIONS, RECOMPUTE
 from clusterplan.perf.presets import PRESETS

@@ -5,6 +5,7 @@ prices observed long ago."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from collections.abc import Iterable
 
@@ -22,6 +23,19 @@ from clusterplan.spec import Spec
 FRONTEND = ("front-end and storage Ethernet", "sn4600c-100g", "dac-qsfp28-100g-3m", 2, 2, 0)
 MANAGEMENT = ("out-of-band management", "sn2201-1g-mgmt", "cat6-rj45-3m", 2, 1, 1)
 STALE_DAYS = 365
+TODAY_ENV = "CLUSTERPLAN_TODAY"
+
+
+def today() -> dt.date:
+    """The day prices are aged against, read by the edges (the CLI, the server) and passed in as ``today``:
+    ``CLUSTERPLAN_TODAY`` (YYYY-MM-DD) when set, for reproducible runs and tests; else the system date."""
+    value = os.environ.get(TODAY_ENV, "")
+    if not value:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"expected a date YYYY-MM-DD, got {value!r}", key=TODAY_ENV) from None
 
 
 def ownership(spec: Spec, catalog: Catalog, built: Design) -> Ownership:
