@@ -58,12 +58,12 @@ def main() -> None:
     for name, usd in economic.items():
         print(f"    {name.replace('_', ' ')} ${usd / hours:.2f}")
     hardware = sum(line.total_usd for line in costs.bom
-                   if line.category in ("compute", "storage") and "spare nodes" not in line.item)
+                   if line.category in ("compute", "storage") and "spare node" not in line.item)
     print(f"hardware (GPUs, servers, storage; no spares, network or facility) ${hardware / 1e6:.2f}M: "
           f"{hardware / SEED_HARDWARE_USD - 1:+.1%} vs the seed case study's ~$4.6M")
     print("against public owner-cost figures:")
     gpus = sum(line.total_usd for line in costs.bom if line.catalog_id == costs.bom[0].catalog_id
-               and "spare nodes" not in line.item)   # the first line is the GPUs (cost/bom.py)
+               and "spare node" not in line.item)   # the first line is the GPUs (cost/bom.py)
     figures = {"economic": costs.economic_cost_per_gpu_hour_usd, "cash before residual": cash_before / (hours * years),
                "depreciation of the GPU": gpus / costs.ownership.server_life_years / hours}
     for what, value, kind, source in PUBLIC:

@@ -90,10 +90,11 @@ def bill_of_materials(design: Design, extras: Extras = Extras(), *, sales_tax: f
 
 
 def spare_lines(design: Design, spare_nodes: int, rule: str) -> list[LineItem]:
-    """Cold spare nodes: GPUs, server and fabric NICs of each, on the shelf (no power, no rack space)."""
+    """Cold spare nodes: GPUs, server and fabric NICs of each, on the shelf (no power, no rack space); their lines
+    name "spare node"."""
     if not spare_nodes:
         return []
-    parts, why = design.parts, f"{spare_nodes} spare nodes, {rule}"
+    parts, why = design.parts, f"{spare_nodes} spare node{'' if spare_nodes == 1 else 's'}, {rule}"
     return [_line("compute", parts.gpu, spare_nodes * design.gpus_per_node, f"{parts.gpu.name} ({why})"),
             _line("compute", parts.server, spare_nodes, f"{parts.server.name} ({why})"),
             _line("network", parts.nic, spare_nodes * design.nics_per_node, f"{parts.nic.name} ({why})")]

@@ -62,8 +62,8 @@ def test_bom_is_physically_consistent(reference_plan):
     """One NIC per fabric endpoint, one cable per link, one GPU line per GPU, a cooling line per IT kW."""
     design = reference_plan.design
     bom = reference_plan.costs.bom
-    by_id = {line.catalog_id: line.quantity for line in bom if "spare nodes" not in line.item}
-    spares = {line.catalog_id: line.quantity for line in bom if "spare nodes" in line.item}
+    by_id = {line.catalog_id: line.quantity for line in bom if "spare node" not in line.item}
+    spares = {line.catalog_id: line.quantity for line in bom if "spare node" in line.item}
     parts = design.parts
     # the reliability model recommends one spare node for the reference (docs/reliability.md): its 8 GPUs, its
     # platform and its 8 fabric NICs, on the shelf
