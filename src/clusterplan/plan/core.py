@@ -60,9 +60,11 @@ def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10, today: dt
 
 
 def used_prices(catalog: Catalog, owned: Costs, rentals: list[Rental]) -> list[tuple[str, str]]:
-    """(id, observation date) of every catalog price the plan uses: BoM, one-off, licences, offers."""
+    """(id, observation date) of every catalog price the plan uses: BoM, one-off, licences, offers; an offer
+    superseded by a price cut (``-pre-<date>``, kept as history) is not aged."""
     ids = [line.catalog_id for line in (*owned.bom, *owned.one_off) if line.catalog_id]
-    ids += [charge.licence for charge in owned.ownership.licences] + [r.cost.offer.id for r in rentals]
+    ids += [charge.licence for charge in owned.ownership.licences]
+    ids += [r.cost.offer.id for r in rentals if "-pre-" not in r.cost.offer.id]
     return [(entry_id, catalog.find(entry_id)[1].date) for entry_id in dict.fromkeys(ids)]
 
 

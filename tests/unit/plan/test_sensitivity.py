@@ -131,5 +131,5 @@ def test_perturbed_changes_only_the_inputs(reference, model):
     """perturbed() writes prices as [prices] overrides and rates into their sections; nothing else moves."""
     changed = s.perturbed(reference, model, model.nominal * 1.0)
     assert changed.cluster == reference.cluster and changed.network == reference.network
-    assert changed.prices["h100-sxm"] == 31250 and changed.facility.pue == reference.facility.pue
+    assert changed.prices["h100-sxm"] == 30000 and changed.facility.pue == reference.facility.pue
     assert dataclasses.replace(changed, prices=reference.prices) == reference
