@@ -32,7 +32,7 @@ def test_compare_labels_name_no_document_value():
     labels = [h.title(COMPARE) for h in shown(COMPARE)]
     assert not any("{" in label for label in labels)
     assert len({h.key for h in shown(COMPARE)}) == len(shown(COMPARE))
-    assert [h.title(COMPARE) for h in shown(COMPARE)][8:10] == ["TCO", "NPV of costs"]
+    assert [h.title(COMPARE) for h in shown(COMPARE)][9:12] == ["TCO", "NPV of costs", "Residual value"]
 
 
 def test_pointers_resolve_in_the_plan_document(doc):
