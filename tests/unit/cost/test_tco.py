@@ -22,7 +22,7 @@ def test_reference_opex_lines_by_hand(reference_plan, reference):
     design, costs = reference_plan.design, reference_plan.costs
     opex = costs.opex_usd_per_year
     assert opex["electricity"] == pytest.approx(design.it_typical_power_w / 1e3 * 1.25 * 8760 * 0.12)
-    assert opex["colocation"] == pytest.approx(design.it_power_w / 1e3 * 184.06 * 12)
+    assert opex["colocation"] == pytest.approx(design.it_power_w / 1e3 * 194.95 * 12)
     by_category = costs.capex_by_category()
     # support: 10 % a year after the warranty, averaged over 3 years; servers and storage (3-year warranty) none,
     # network (1 year) two years of three, facility (2 years) one of three
