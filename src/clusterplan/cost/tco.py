@@ -172,6 +172,17 @@ def licence_usd_per_year(charge: LicenceCharge, span_years: Amount, price_usd: A
     return charge.units * price * years_after(charge.bundled_years, span_years) / span_years
 
 
+def capex_by_category(bom: tuple[LineItem, ...]) -> dict[str, float]:
+    """Capex by BoM category; sales tax is shared out over the categories in proportion."""
+    totals: dict[str, float] = {}
+    for line in bom:
+        if line.category != "tax":
+            totals[line.category] = totals.get(line.category, 0.0) + line.total_usd
+    tax = sum(line.total_usd for line in bom if line.category == "tax")
+    base = sum(totals.values())
+    return {category: total * (1 + tax / base) if base else total for category, total in totals.items()}
+
+
 @dataclass(**FROZEN)
 class Costs:
     """Everything owning the design costs over the horizon, and over each asset class's economic life."""
@@ -205,14 +216,7 @@ class Costs:
         return sum(self.opex_usd_per_year.values())
 
     def capex_by_category(self) -> dict[str, float]:
-        """Capex by BoM category; sales tax is shared out over the categories in proportion."""
-        totals: dict[str, float] = {}
-        for line in self.bom:
-            if line.category != "tax":
-                totals[line.category] = totals.get(line.category, 0.0) + line.total_usd
-        tax = sum(line.total_usd for line in self.bom if line.category == "tax")
-        base = sum(totals.values())
-        return {category: total * (1 + tax / base) if base else total for category, total in totals.items()}
+        return capex_by_category(self.bom)
 
     def residual_by_category(self) -> dict[str, float]:
         """Resale fraction x straight-line book value of each class at the horizon."""
@@ -295,11 +299,8 @@ def costs(design: Design, ownership: Ownership, *, electricity_usd_per_kwh: floa
           years: int, discount_rate: float, utilization: float, sales_tax: float = 0.0) -> Costs:
     """Capex, one-off and yearly opex of owning ``design`` under ``ownership`` at the scenario's prices and rates."""
     bom = bill_of_materials(design, ownership.extras, sales_tax=sales_tax)
-    partial = Costs(bom=bom, one_off=(), opex_usd_per_year={}, opex_rules={}, years=years,
-                    discount_rate=discount_rate, num_gpus=design.num_gpus, delivered_gpu_hours_per_year=1.0,
-                    ownership=ownership)
-    by_category = partial.capex_by_category()
-    capex = partial.capex_usd
+    by_category = capex_by_category(bom)
+    capex = sum(line.total_usd for line in bom)
     opex = opex_lines_usd_per_year(
         typical_power_w=design.it_typical_power_w, power_w=design.it_power_w, pue=design.pue,
         electricity_usd_per_kwh=electricity_usd_per_kwh, colocation_usd_per_kw_month=colocation_usd_per_kw_month,
