@@ -72,7 +72,8 @@ def main() -> None:
     low = min(v for _, v, kind, _ in PUBLIC if kind != "depreciation of the GPU")
     high = max(v for _, v, kind, _ in PUBLIC if kind != "depreciation of the GPU")
     inside = low <= costs.economic_cost_per_gpu_hour_usd <= high
-    print(f"public owner-cost range ${low:.2f}-${high:.2f} per GPU-hour: economic ${costs.economic_cost_per_gpu_hour_usd:.2f} "
+    print(f"public owner-cost range ${low:.2f}-${high:.2f} per GPU-hour: "
+          f"economic ${costs.economic_cost_per_gpu_hour_usd:.2f} "
           f"{'inside' if inside else 'OUTSIDE'}")
 
 

@@ -290,7 +290,8 @@ def horizon_support_usd(by_category: Mapping[str, Amount], ownership: Ownership,
     """Support over the horizon, a year on average: the flat fraction of all capex, or each class's contract."""
     if ownership.maintenance_fraction_per_year:
         return sum(by_category.values()) * ownership.maintenance_fraction_per_year
-    return sum(support_usd_per_year(capex_usd=by_category.get(t.category, 0.0), rate=ownership.support_fraction_per_year,
+    rate = ownership.support_fraction_per_year
+    return sum(support_usd_per_year(capex_usd=by_category.get(t.category, 0.0), rate=rate,
                                     start_years=t.support_start_years, span_years=years) for t in ownership.assets)
 
 
@@ -323,7 +324,8 @@ def costs(design: Design, ownership: Ownership, *, electricity_usd_per_kwh: floa
 def opex_rules(ownership: Ownership, years: int) -> dict[str, str]:
     """The rule behind the support, software and financing lines, in words (also when they are $0)."""
     if ownership.maintenance_fraction_per_year:
-        support = f"flat {ownership.maintenance_fraction_per_year:.0%} of capex a year (finance.maintenance_fraction_per_year)"
+        support = (f"flat {ownership.maintenance_fraction_per_year:.0%} of capex a year "
+                   "(finance.maintenance_fraction_per_year)")
     else:
         starts = ", ".join(f"{t.category} from year {t.support_start_years:g}" for t in ownership.assets)
         support = (f"{ownership.support_fraction_per_year:.0%} of a class's capex a year after its warranty "

@@ -88,7 +88,8 @@ def opex(doc: dict) -> Part:
         rows.append(f'<tr><td>one-off: {esc(line["item"])}</td>{td(doc, f"/plan/cost/one_off/{i}/total_usd")}</tr>')
     rows.append(f'<tr><td>residual value at {cost["years"]} years ({cost["resale_fraction"]:.0%} of straight-line book '
                 f'value), credited in TCO</td>{td(doc, "/plan/cost/residual_usd")}</tr>')
-    lives = ", ".join(f'{a["category"]} {a["life_years"]:g} y, warranty {a["warranty_years"]:g} y' for a in cost["assets"])
+    lives = ", ".join(f'{a["category"]} {a["life_years"]:g} y, warranty {a["warranty_years"]:g} y'
+                      for a in cost["assets"])
     economic = [f'<tr><td>{esc(name.replace("_", " "))}</td>'
                 f'{td(doc, pointer("plan", "cost", "economic_usd_per_year", name))}</tr>'
                 for name in cost["economic_usd_per_year"]]

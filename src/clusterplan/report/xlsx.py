@@ -227,8 +227,8 @@ def _support(categories: list[str], span: str, start: str = "support_start_{c}_y
 
 def _software(cost: dict[str, Any], span: str) -> str:
     """Each licence averaged over ``span`` years, nothing in its bundled years."""
-    return "+".join(f"{price_name(c['id'], 'units')}*{price_name(c['id'])}*MAX(0,{span}-{price_name(c['id'], 'bundled')})"
-                    f"/{span}" for c in cost["licences"]) or "0"
+    return "+".join(f"{price_name(c['id'], 'units')}*{price_name(c['id'])}"
+                    f"*MAX(0,{span}-{price_name(c['id'], 'bundled')})/{span}" for c in cost["licences"]) or "0"
 
 
 def opex_formulas(cost: dict[str, Any]) -> dict[str, str]:
@@ -284,8 +284,8 @@ def _economic_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str
         ("Economic: depreciation a year", "economic_depreciation_usd", depreciation, economic["depreciation"], "usd"),
         ("Economic: cost of capital a year", "economic_capital_usd", capital, economic["cost_of_capital"], "usd"),
         ("Economic: support a year over the life", "economic_support_usd", support, economic["support"], "usd"),
-        ("Economic: licences a year over the life", "economic_software_usd", f"={_software(cost, 'life_compute_years')}",
-         economic["software"], "usd"),
+        ("Economic: licences a year over the life", "economic_software_usd",
+         f"={_software(cost, 'life_compute_years')}", economic["software"], "usd"),
         ("Economic cost a year", "economic_usd_per_year", total, sum(economic.values()), "usd"),
         ("Cost per delivered GPU-hour (economic)", "economic_cost_per_gpu_hour_usd",
          "=economic_usd_per_year/delivered_gpu_hours_per_year", cost["economic_cost_per_gpu_hour_usd"], "rate"),

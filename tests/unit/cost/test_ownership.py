@@ -36,7 +36,8 @@ def test_straight_line_book_value_and_capital_recovery():
 
 
 def test_loan_interest_within_the_horizon():
-    """$1M at 10 % over 2 years: payment 576,190.48; interest 100,000 in year 1, then 10 % of the 523,809.52 left = 52,380.95 in year 2."""
+    """$1M at 10 % over 2 years: payment 576,190.48; interest 100,000 in year 1, then 10 % of the 523,809.52
+    left = 52,380.95 in year 2."""
     assert loan_interest_usd(principal_usd=1e6, rate=0.1, loan_years=2, years=1) == pytest.approx(100_000)
     assert loan_interest_usd(principal_usd=1e6, rate=0.1, loan_years=2, years=3) == pytest.approx(152_380.95)
     assert loan_interest_usd(principal_usd=1e6, rate=0.0, loan_years=2, years=3) == 0

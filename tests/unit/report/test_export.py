@@ -25,7 +25,8 @@ def test_the_cheapest_offer_is_the_lowest_total(doc):
 
 
 def test_the_horizon_in_months_and_the_cash_at_each_year_end(doc):
-    """horizon_months = 12 x years; cumulative_usd_by_year[y] is the month-12y cumulative, ending at the TCO before its residual credit."""
+    """horizon_months = 12 x years; cumulative_usd_by_year[y] is the month-12y cumulative, ending at the TCO
+    before its residual credit."""
     cost = doc["cost"]
     assert cost["horizon_months"] == 12 * cost["years"] == len(cost["cumulative_usd_by_month"]) - 1
     assert cost["cumulative_usd_by_year"] == cost["cumulative_usd_by_month"][::12]
