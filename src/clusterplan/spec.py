@@ -126,6 +126,7 @@ class Finance:
     support_start_year: float | None = None   # None ("auto") = when each asset class's warranty ends
     maintenance_fraction_per_year: float = 0.0
     life_years: Mapping[str, float] = field(default_factory=dict)   # asset class id -> years (catalog/assets.toml)
+    warranty_years: Mapping[str, float] = field(default_factory=dict)   # asset class id -> years (a quote's term)
     resale_fraction: float = 1.0       # share of the straight-line book value a sale at the horizon realises
     spare_nodes: int | None = None     # None ("auto") = the reliability model's recommendation; 0 = none
     sales_tax: float = 0.0
@@ -149,6 +150,8 @@ class Finance:
               f"within it), got {start}")
         for asset, life in self.life_years.items():
             check(1 <= life <= 30, f"life_years.{asset}", f"must be between 1 and 30, got {life}")
+        for asset, years in self.warranty_years.items():
+            check(0 <= years <= 30, f"warranty_years.{asset}", f"must be between 0 and 30, got {years}")
         check(self.spare_nodes is None or 0 <= self.spare_nodes <= 100_000, "spare_nodes",
               f"must be \"auto\" or between 0 and 100,000, got {self.spare_nodes}")
         check(len(set(self.licences)) == len(self.licences), "licences", "names a licence twice")

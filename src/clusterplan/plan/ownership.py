@@ -42,13 +42,18 @@ def ownership(spec: Spec, catalog: Catalog, built: Design) -> Ownership:
     """``spec``'s finance keys over the catalog's asset classes and licences, with the spares ``built`` needs."""
     finance = spec.finance
     classes: dict[str, AssetClass] = dict(catalog.families["assets"])   # type: ignore[arg-type]
-    for asset in finance.life_years:
-        if asset not in classes:
-            raise ConfigError(f"unknown asset class {asset!r}; the classes are {', '.join(classes)}",
-                              key=f"finance.life_years.{asset}")
+    for name in ("life_years", "warranty_years"):
+        for asset in getattr(finance, name):
+            if asset not in classes:
+                raise ConfigError(f"unknown asset class {asset!r}; the classes are {', '.join(classes)}",
+                                  key=f"finance.{name}.{asset}")
+
+    def warranty(entry: AssetClass) -> float:
+        return finance.warranty_years.get(entry.id, entry.warranty_years)
+
     assets = tuple(AssetTerms(
-        asset=entry.id, category=entry.category, warranty_years=entry.warranty_years,
-        support_start_years=entry.warranty_years if finance.support_start_year is None else finance.support_start_year,
+        asset=entry.id, category=entry.category, warranty_years=warranty(entry),
+        support_start_years=warranty(entry) if finance.support_start_year is None else finance.support_start_year,
         life_years=finance.life_years.get(entry.id, entry.life_years), source=entry.source)
         for entry in classes.values())
     return Ownership(assets=assets, support_fraction_per_year=finance.support_fraction_per_year,

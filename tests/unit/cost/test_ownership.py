@@ -83,6 +83,13 @@ def test_licence_by_id_and_bundled_years(catalog):
     assert flat.opex_usd_per_year["support"] == pytest.approx(0.1 * flat.capex_usd)
 
 
+def test_warranty_override(catalog):
+    """finance.warranty_years = { network = 3 }: the network's support starts after the 3-year horizon, so only the
+    facility (2-year warranty) pays: 10 % x facility capex x (3 - 2) / 3."""
+    costs = plan(load_spec(None, ["finance.warranty_years={ network = 3 }"]), catalog).costs
+    assert costs.opex_usd_per_year["support"] == pytest.approx(0.1 * costs.capex_by_category()["facility"] / 3)
+
+
 def test_support_from_day_one(catalog):
     """finance.support_start_year = 0: every class pays 10 % of its capex every year of the horizon."""
     costs = plan(load_spec(None, ["finance.support_start_year=0"]), catalog).costs
@@ -116,6 +123,8 @@ def test_frontend_and_management_networks(reference_plan):
 @pytest.mark.parametrize("setting, key", [
     ("finance.life_years={ gpu-servers = 0.5 }", "finance.life_years.gpu-servers"),
     ("finance.life_years={ racks = 5 }", "finance.life_years.racks"),
+    ("finance.warranty_years={ network = 31 }", "finance.warranty_years.network"),
+    ("finance.warranty_years={ switches = 3 }", "finance.warranty_years.switches"),
     ("finance.resale_fraction=1.5", "finance.resale_fraction"),
     ("finance.support_fraction_per_year=-0.1", "finance.support_fraction_per_year"),
     ("finance.support_start_year=3", "finance.support_start_year"),
