@@ -87,4 +87,3 @@ def measured_gemm_efficiency(path: str) -> float:
             return min(statistics.median(fractions), 1.0)
     raise ConfigError("no bf16 or fp16 multiply with a fraction of peak: run clusterplan bench gemm --gpu ID",
                       source=path)
-

@@ -176,4 +176,3 @@ def progress(args: argparse.Namespace, description: str, *, total: int | None = 
                TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis")))
     with Progress(*columns, console=Console(stderr=True), transient=True, redirect_stdout=False) as bar:
         yield ProgressDisplay(bar, bar.add_task(description, total=total), description)
-
