@@ -10,6 +10,9 @@ from clusterplan.catalog import load_catalog
 from clusterplan.plan import plan
 from clusterplan.spec import load_spec
 
+# The day plan's stale-price warning ages prices against: fixed, so outputs and goldens do not change by the day
+os.environ.setdefault("CLUSTERPLAN_TODAY", "2026-12-05")
+
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))

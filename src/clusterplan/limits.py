@@ -17,7 +17,7 @@ LIMITS: Mapping[str, tuple[float, float]] = {
     "facility.pdus_per_rack": (0, 16), "staff.setup_engineers": (0, 10_000), "staff.setup_months": (0, 120),
     "staff.ops_engineers": (0, 10_000), "staff.gpus_per_engineer": (1, 1e7), "staff.min_engineers": (0, 10_000), "staff.loaded_cost_usd_per_year": (0, 1e7),
     "finance.utilization": (0.001, 1), "finance.maintenance_fraction_per_year": (0, 1),
-    "finance.software_usd_per_gpu_year": (0, 1e6), "workload.tokens": (0, 1e16), "workload.gpus": (0, 9_437_184),
+    "workload.tokens": (0, 1e16), "workload.gpus": (0, 9_437_184),
     "workload.seq_len": (0, 10_485_760), "workload.global_batch": (0, 10_485_760),
     "workload.sparsity_speedup": (1, 2), "reliability.days": (0, 3650),
     "reliability.checkpoint_interval_min": (0, 525_600), "reliability.checkpoint_metadata_s": (0, 86_400),

@@ -114,20 +114,47 @@ class Staff:
 class Finance:
     years: int
     utilization: float
-    maintenance_fraction_per_year: float
     discount_rate: float
-    software_usd_per_gpu_year: float = unit("USD")
     utilization_from_trace: str = ""   # a job trace whose replay sets the utilization ("" = use utilization)
     utilization_policy: str = "easy"   # the scheduling policy of that replay
+    # Owning (docs/cost.md): licences switched on by catalog id, the fabric's subnet manager, support after the
+    # warranty (or from support_start_year), the flat maintenance fraction instead (0 = off), economic lives per
+    # asset class, resale at the horizon, spare nodes, sales tax and a loan.
+    licences: tuple[str, ...] = ()
+    fabric_manager: str = "opensm"
+    support_fraction_per_year: float = 0.10
+    support_start_year: float | None = None   # None ("auto") = when each asset class's warranty ends
+    maintenance_fraction_per_year: float = 0.0
+    life_years: Mapping[str, float] = field(default_factory=dict)   # asset class id -> years (catalog/assets.toml)
+    warranty_years: Mapping[str, float] = field(default_factory=dict)   # asset class id -> years (a quote's term)
+    resale_fraction: float = 1.0       # share of the straight-line book value a sale at the horizon realises
+    spare_nodes: int | None = None     # None ("auto") = the reliability model's recommendation; 0 = none
+    sales_tax: float = 0.0
+    loan_rate: float = 0.0
+    loan_years: int = 0
 
     def __post_init__(self) -> None:
         check(1 <= self.years <= 30, "years", f"must be between 1 and 30, got {self.years}")
         check(self.utilization_policy in ("fifo", "easy", "conservative", "fairshare"), "utilization_policy",
               f"must be fifo, easy, conservative or fairshare, got {self.utilization_policy!r}")
         check(0 < self.utilization <= 1, "utilization", f"must be in (0, 1], got {self.utilization}")
-        non_negative(self.maintenance_fraction_per_year, "maintenance_fraction_per_year")
         check(0 <= self.discount_rate < 1, "discount_rate", f"must be in [0, 1), got {self.discount_rate}")
-        non_negative(self.software_usd_per_gpu_year, "software_usd_per_gpu_year")
+        for name in ("support_fraction_per_year", "resale_fraction"):   # maintenance: limits.py
+            check(0 <= getattr(self, name) <= 1, name, f"must be in [0, 1], got {getattr(self, name)}")
+        check(0 <= self.sales_tax < 1, "sales_tax", f"must be in [0, 1), got {self.sales_tax}")
+        check(0 <= self.loan_rate < 1, "loan_rate", f"must be in [0, 1), got {self.loan_rate}")
+        check(0 <= self.loan_years <= 30, "loan_years", f"must be between 0 and 30, got {self.loan_years}")
+        start = self.support_start_year
+        check(start is None or 0 <= start < self.years, "support_start_year",
+              f"must be in [0, finance.years = {self.years}) (support bought after the horizon costs nothing "
+              f"within it), got {start}")
+        for asset, life in self.life_years.items():
+            check(1 <= life <= 30, f"life_years.{asset}", f"must be between 1 and 30, got {life}")
+        for asset, years in self.warranty_years.items():
+            check(0 <= years <= 30, f"warranty_years.{asset}", f"must be between 0 and 30, got {years}")
+        check(self.spare_nodes is None or 0 <= self.spare_nodes <= 100_000, "spare_nodes",
+              f"must be \"auto\" or between 0 and 100,000, got {self.spare_nodes}")
+        check(len(set(self.licences)) == len(self.licences), "licences", "names a licence twice")
 
 
 @dataclass(**FROZEN)

@@ -14,9 +14,20 @@ REFERENCE = ROOT / "examples" / "reference-128x-h100.toml"
 CASES = {"reference": [str(REFERENCE)],
          "roce": [str(ROOT / "examples" / "reference-roce-200g.toml")],
          "starter": [str(ROOT / "examples" / "starter-32.toml")],
-         "workload": [str(REFERENCE), "--set", 'workload.model="llama2-13b"', "--set", 'workload.tokens="2T"']}
-EDITS = {"electricity_usd_per_kwh": ("facility.electricity_usd_per_kwh", 0.205),
-         "price_h100_sxm": ('prices.h100-sxm', 27500.0)}
+         "workload": [str(REFERENCE), "--set", 'workload.model="llama2-13b"', "--set", 'workload.tokens="2T"'],
+         # owning switched on: a licence, sales tax, a loan, support from day one, a longer server life, resale
+         "owning": [str(REFERENCE), "--set", 'finance.licences=["nvidia-ai-enterprise"]', "--set",
+                    "finance.sales_tax=0.05", "--set", "finance.loan_rate=0.06", "--set", "finance.loan_years=5",
+                    "--set", "finance.support_start_year=0", "--set", "finance.life_years={ gpu-servers = 6 }",
+                    "--set", "finance.resale_fraction=0.5"],
+         "flat": [str(REFERENCE), "--set", "finance.maintenance_fraction_per_year=0.1"]}
+# Inputs typed into the sheet: defined name -> (the --set key, the value typed, the --set value if it differs)
+EDITS = {"electricity_usd_per_kwh": ("facility.electricity_usd_per_kwh", 0.205, None),
+         "price_h100_sxm": ('prices.h100-sxm', 27500.0, None),
+         "life_compute_years": ("finance.life_years", 4.0, "{ gpu-servers = 4 }"),
+         "support_fraction_per_year": ("finance.support_fraction_per_year", 0.15, None),
+         "resale_fraction": ("finance.resale_fraction", 0.7, None),
+         "support_start_compute_years": ("finance.support_start_year", 2.0, None)}
 RELATIVE = 1e-9
 
 # Calc keeps an XLSX's cached values on load unless its profile says to recalculate always (0).
@@ -69,7 +80,8 @@ def recalculated(tmp_path_factory):
         pytest.skip("LibreOffice (soffice) is not installed")
     converted = recalculate([*books.values(), edited], work)
     load = lambda path: openpyxl.load_workbook(path, data_only=True)   # noqa: E731
-    edited_argv = [*CASES["reference"], *(arg for key, value in EDITS.values() for arg in ("--set", f"{key}={value}"))]
+    edited_argv = [*CASES["reference"], *(arg for key, value, text in EDITS.values()
+                                          for arg in ("--set", f"{key}={value if text is None else text}"))]
     return ({case: (load(converted[path.name]), docs[case]) for case, path in books.items()},
             (load(converted[edited.name]), json.loads(_plan(edited_argv, work / "edited.json", "json").read_text())))
 
@@ -78,8 +90,11 @@ def _edit(source: Path, target: Path) -> None:
     """The two inputs of EDITS typed into the Inputs sheet, as a user would, saved without cached values."""
     openpyxl = pytest.importorskip("openpyxl")
     book = openpyxl.load_workbook(source)
-    for name, (_, value) in EDITS.items():
+    for name, (_, value, _) in EDITS.items():
         named(book, name).value = value
+    # support from year 2 for every class, as finance.support_start_year = 2 does: each class's start typed in
+    for category in ("network", "storage", "facility"):
+        named(book, f"support_start_{category}_years").value = 2.0
     book.save(target)
 
 
@@ -89,6 +104,8 @@ def _check_costs(book, doc) -> None:
                        ("opex_usd_per_year", cost["opex_usd_per_year"]["total"]), ("tco_usd", cost["tco_usd"]),
                        ("npv_usd", cost["npv_usd"]), ("cost_per_gpu_hour_usd", cost["cost_per_gpu_hour_usd"]),
                        ("delivered_gpu_hours_per_year", cost["delivered_gpu_hours_per_year"]),
+                       ("residual_usd", cost["residual_usd"]),
+                       ("economic_cost_per_gpu_hour_usd", cost["economic_cost_per_gpu_hour_usd"]),
                        *((f"opex_{line}_usd_per_year", usd) for line, usd in cost["opex_usd_per_year"].items()
                          if line != "total")):
         assert named(book, name).value == pytest.approx(want, rel=RELATIVE), name

@@ -24,7 +24,7 @@ TOPOLOGIES = ("fat-tree", "rail-optimized")
 OVERSUBSCRIPTIONS = (1.0, 1.5, 2.0, 3.0)
 H100_OFFERS = ("aws-p5-on-demand", "aws-p5-reserved-1y", "aws-p5-reserved-3y", "lambda-8x-h100-on-demand",
                "gcp-a3-highgpu-on-demand")
-OPEX_CATEGORIES = {"electricity", "colocation", "maintenance", "staff", "software"}
+OPEX_CATEGORIES = {"electricity", "colocation", "support", "staff", "software", "financing"}
 
 SETTINGS = settings(deadline=None, max_examples=100)
 
@@ -78,10 +78,11 @@ def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
     assert _close(costs.capex_usd, math.fsum(costs.capex_by_category().values()))
     priced = [line for line in costs.bom if line.catalog_id == part_id]
     assert priced and all(line.unit_price_usd == price for line in priced)
-    assert [line.quantity for line in costs.bom if line.catalog_id == design.parts.gpu.id] == [design.num_gpus]
+    bought = [line for line in costs.bom if "spare node" not in line.item]   # the cluster, without its spares
+    assert [line.quantity for line in bought if line.catalog_id == design.parts.gpu.id] == [design.num_gpus]
 
     def quantity(entry) -> float:
-        return sum(line.quantity for line in costs.bom if line.catalog_id == entry.id)
+        return sum(line.quantity for line in bought if line.catalog_id == entry.id)
 
     assert quantity(design.parts.switch) == design.topology.num_switches
     assert sum(run.count for run in design.cabling) == design.topology.num_links
@@ -93,25 +94,29 @@ def test_capex_is_the_sum_of_bom_line_totals(spec, price, part):
 
 @SETTINGS
 @given(spec=scenarios(), years=st.integers(1, 30), maintenance=st.floats(0, 0.5),
-       software=st.floats(0, 20_000), ops=st.floats(0, 20), setup=st.floats(0, 20))
-def test_tco_is_capex_plus_one_off_plus_years_of_opex(spec, years, maintenance, software, ops, setup):
-    """TCO = capex + one-off + years x (sum of the five yearly opex categories); maintenance = fraction x capex."""
+       resale=st.floats(0, 1), ops=st.floats(0, 20), setup=st.floats(0, 20))
+def test_tco_is_capex_plus_one_off_plus_years_of_opex(spec, years, maintenance, resale, ops, setup):
+    """TCO = capex + one-off + years x (sum of the yearly opex categories) - residual; a flat maintenance
+    fraction replaces support; the residual is at most the capex."""
     spec = replace(spec,
                    finance=replace(spec.finance, years=years, maintenance_fraction_per_year=maintenance,
-                                   software_usd_per_gpu_year=software),
+                                   resale_fraction=resale),
                    staff=replace(spec.staff, ops_engineers=ops, setup_engineers=setup))
     design, costs = _owned(spec)
     assert set(costs.opex_usd_per_year) == OPEX_CATEGORIES
     capex = math.fsum(line.total_usd for line in costs.bom)
     one_off = math.fsum(line.total_usd for line in costs.one_off)
     opex = math.fsum(costs.opex_usd_per_year.values())
-    assert _close(costs.tco_usd, capex + one_off + years * opex)
-    assert _close(costs.opex_usd_per_year["maintenance"], maintenance * capex)
-    assert _close(costs.opex_usd_per_year["software"], software * design.num_gpus)
+    assert _close(costs.tco_usd, capex + one_off + years * opex - costs.residual_usd)
+    assert 0 <= costs.residual_usd <= resale * capex * (1 + 1e-9)
+    if maintenance:
+        assert _close(costs.opex_usd_per_year["support"], maintenance * capex)
+    assert costs.opex_usd_per_year["software"] == 0
     assert _close(costs.opex_usd_per_year["staff"], ops * spec.staff.loaded_cost_usd_per_year)
     assert _close(one_off, math.fsum([setup * spec.staff.setup_months / 12 * spec.staff.loaded_cost_usd_per_year,
                                       design.parts.integration.price_usd * design.num_nodes]))
-    assert costs.npv_usd <= costs.tco_usd * (1 + 1e-12)
+    # discounting lowers the opex and the residual credit alike: NPV lies below TCO with the credit undone
+    assert costs.npv_usd <= (costs.tco_usd + costs.residual_usd) * (1 + 1e-12)
 
 
 @SETTINGS

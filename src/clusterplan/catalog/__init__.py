@@ -14,15 +14,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from clusterplan.catalog.entries import (FAMILIES, Cable, CloudOffer, Cooling, Entry, Fabric, FailureRate,
-                                         Gpu, LeadTime, Nic, Pdu, Priced, Rack, Server, Service, StorageTier, Switch,
-                                         Transceiver)
+from clusterplan.catalog.entries import (Cable, CloudOffer, Cooling, Entry, Fabric, FailureRate, Gpu, LeadTime, Nic,
+                                         Pdu, Priced, Rack, Server, Service, StorageTier, Switch, Transceiver)
+from clusterplan.catalog.owning import FAMILIES, AssetClass, Licence
 from clusterplan.errors import CatalogError, ConfigError
 from clusterplan.schema import build, locator, suggest
 
 __all__ = ["Catalog", "load_catalog", "parse_family", "Entry", "Priced", "Gpu", "Server", "Nic", "Switch",
            "Transceiver", "Cable", "Fabric", "StorageTier", "Rack", "Pdu", "Cooling", "Service",
-           "CloudOffer", "FailureRate", "LeadTime"]
+           "CloudOffer", "FailureRate", "LeadTime", "Licence", "AssetClass"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Catalog entries: frozen dataclasses, one per family of hardware or offer.
 
-Every entry carries ``source`` and ``date``. Priced entries carry
+Every entry carries ``source``, and ``date``, the day its figures were observed, unless it is an
+ASSUMPTION (``assumption = true``): an assumed figure was observed nowhere and carries no date. Priced entries carry
 ``price_usd`` (the planning figure) and, where sources disagree,
 ``price_low_usd``/``price_high_usd``; ``assumption = true`` marks a figure no
 public source gave. Quantities are SI (bytes, bytes/s, FLOP/s, W, s); the
@@ -21,8 +22,15 @@ class Entry:
     id: str
     name: str
     source: str
-    date: str
+    date: str = ""        # when the figures were observed; "" for an ASSUMPTION (observed nowhere)
     notes: str = ""
+
+
+def undated_assumption(entry: Entry) -> None:
+    """The dating rule: an ASSUMPTION entry carries no observation date (a sourced one keeps its own)."""
+    assumed = getattr(entry, "assumption", False)
+    check(not (assumed and entry.date), "date",
+          f"an ASSUMPTION entry carries no observation date; remove date = {entry.date!r}")
 
 
 @dataclass(**FROZEN)
@@ -35,6 +43,7 @@ class Priced(Entry):
     assumption: bool = False
 
     def __post_init__(self) -> None:
+        undated_assumption(self)
         check(self.price_usd >= 0, "price_usd", f"must be >= 0, got {self.price_usd}")
         low = self.price_usd if self.price_low_usd is None else self.price_low_usd
         high = self.price_usd if self.price_high_usd is None else self.price_high_usd
@@ -183,6 +192,7 @@ class Cable(Priced):
     links: int = 1
 
     def __post_init__(self) -> None:
+        Priced.__post_init__(self)
         check(self.medium in MEDIA, "medium", f"must be one of {', '.join(MEDIA)}, got {self.medium!r}")
         check(self.reach_m > 0, "reach_m", f"must be > 0, got {self.reach_m}")
         check(self.links >= 1, "links", f"must be >= 1, got {self.links}")
@@ -375,6 +385,7 @@ class LeadTime(Entry):
     assumption: bool = False
 
     def __post_init__(self) -> None:
+        undated_assumption(self)
         check(0 <= self.low_days <= self.days <= self.high_days, "days",
               f"must lie within low_days ({self.low_days}) and high_days ({self.high_days}), got {self.days}")
         check(self.days_per_1000_gpus >= 0, "days_per_1000_gpus", f"must be >= 0, got {self.days_per_1000_gpus}")
@@ -383,12 +394,3 @@ class LeadTime(Entry):
         """(days, low, high) for a cluster of ``num_gpus``."""
         extra = self.days_per_1000_gpus * num_gpus / 1000
         return self.days + extra, self.low_days + extra, self.high_days + extra
-
-
-FAMILIES: dict[str, type[Entry]] = {
-    "gpus": Gpu, "servers": Server, "nics": Nic, "switches": Switch,
-    "transceivers": Transceiver, "cables": Cable, "fabrics": Fabric,
-    "storage": StorageTier, "racks": Rack, "pdus": Pdu, "cooling": Cooling,
-    "services": Service, "cloud": CloudOffer, "failures": FailureRate,
-    "leadtimes": LeadTime,
-}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from clusterplan.cli.output import add_output_options, emit, emit_binary, write_json
 from clusterplan.compare import compare
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.analysis_tables import compare_tables
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.scenarios:
         scenario = load_scenario(path, args.overrides)
         with scenario.located():
-            plans.append(plan(scenario.spec))
+            plans.append(plan(scenario.spec, today=today()))
     specs = [planned.spec for planned in plans]
     labels = labels_for(args.scenarios, [spec.about.name for spec in specs])
     comparison = compare(labels, [plan_document(planned) for planned in plans])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, write_json
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.export import plan_document
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         raise (ConfigError(error.message, key="--gpus") if error.key == "cluster.num_gpus" and args.gpus is not None
                else error) from None
     with scenario.located():
-        document = plan_document(plan(scenario.spec))
+        document = plan_document(plan(scenario.spec, today=today()))
     if args.format == "json":
         emit(lambda stream: write_json(document, stream), args.output)
     elif args.format in ("csv", "xlsx", "md"):

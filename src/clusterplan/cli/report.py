@@ -7,6 +7,7 @@ import argparse
 from clusterplan.cli.inputs import read_acceptance, read_measured
 from clusterplan.cli.output import (add_output_options, add_sampling_options, add_scenario_options, emit, progress,
                                     write_json)
+from clusterplan.plan.ownership import today
 from clusterplan.plan.report import report
 from clusterplan.report.accept import accept_part
 from clusterplan.report.documents import report_document, scenario_source, scenario_title
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     measured = read_measured(args.measured) if args.measured and acceptance is None else None
     with scenario.located(), progress(args, "Monte Carlo", total=args.samples) as shown:
         result = report(scenario.spec, samples=args.samples, seed=args.seed, offer=args.offer, measured=measured,
+                        today=today(),
                         progress=shown.advance)
     title = scenario_title(result.plan.spec.about.name, args.scenario, args.overrides)
     document = report_document(result, title=title, source=scenario_source(args.scenario, args.overrides))

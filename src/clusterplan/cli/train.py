@@ -7,6 +7,7 @@ import json
 
 from clusterplan.cli.inputs import measured_gemm_efficiency
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import PRECISIONS, RECOMPUTE
 from clusterplan.perf.presets import PRESETS
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("no model: give --model NAME, --model-config FILE or a [workload] model",
                               key="--model")
         with scenario.located():
-            result = plan(scenario.spec, top=args.top if args.search else 1)
+            result = plan(scenario.spec, top=args.top if args.search else 1, today=today())
     except ConfigError as error:
         raise _named_by_flag(error, args) from None
     document = train_document(result)

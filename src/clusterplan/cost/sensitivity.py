@@ -5,10 +5,12 @@ uncertain is the price or rate each quantity is multiplied by. With those as a
 vector ``theta`` every output is a closed form, evaluated for many ``theta`` at
 once with numpy by the formulas of ``cost.tco`` and ``cost.cloud`` themselves:
 
-    capex       = sum_i q_i theta_i                     BoM quantities x unit prices
+    capex_c     = sum_i q_ci theta_i                    BoM quantities of asset class c x unit prices (x sales tax)
     one_off     = nodes x theta_integration + setup engineer-years x theta_loaded_cost
-    opex / year = the five lines of ``opex_lines_usd_per_year`` at the sampled rates
-    TCO         = capex + one_off + years x opex
+    opex / year = the lines of ``opex_lines_usd_per_year`` at the sampled rates: support of each class after
+                  its warranty at theta_support, licences past their bundled years, loan interest
+    residual    = theta_resale x sum_c capex_c x max(0, 1 - years / theta_life_c)
+    TCO         = capex + one_off + years x opex - residual
     $/GPU-hour  = TCO / (GPUs x 8,760 x theta_utilization x years)
     break-even  = ``breakeven_months``: the first month m in 0 .. 12 x years with
                   rent_year x m / 12 >= capex + one_off + opex x m / 12,
@@ -25,14 +27,15 @@ Numbers only: building a ``Model`` from a scenario and a catalog is the caller's
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from clusterplan.cost.cloud import billed_gpu_hours_per_year, breakeven_months
-from clusterplan.cost.tco import (delivered_gpu_hours_per_year, opex_lines_usd_per_year, total_cost_of_ownership_usd,
-                                  usd_per_gpu_hour)
+from clusterplan.cost.tco import (book_value_usd, delivered_gpu_hours_per_year, opex_lines_usd_per_year,
+                                  support_usd_per_year, total_cost_of_ownership_usd, usd_per_gpu_hour)
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
 
@@ -47,8 +50,9 @@ RATES = (
     ("facility.pue", "PUE", "ratio", (1.0, np.inf)),
     ("facility.colocation_usd_per_kw_month", "Colocation rate", "USD/kW-month", (0.0, np.inf)),
     ("staff.loaded_cost_usd_per_year", "Loaded engineer cost", "USD/engineer-year", (0.0, np.inf)),
-    ("finance.maintenance_fraction_per_year", "Maintenance", "fraction of capex a year", (0.0, np.inf)),
-    ("finance.software_usd_per_gpu_year", "Software licences", "USD/GPU-year", (0.0, np.inf)),
+    ("finance.support_fraction_per_year", "Support rate", "fraction of a class's capex a year", (0.0, 1.0)),
+    ("finance.maintenance_fraction_per_year", "Flat maintenance", "fraction of capex a year", (0.0, 1.0)),
+    ("finance.resale_fraction", "Resale", "fraction of book value", (0.0, 1.0)),
     ("finance.utilization", "Utilization", "fraction of hours", (1e-9, 1.0)),
 )
 
@@ -88,6 +92,13 @@ class Model:
     num_gpus: int
     offer: str | None                     # the cloud offer break-even is measured against
     offer_pay_per_use: bool
+    # Owning: per asset class (category, support start, key of its life input), the capex weights of each
+    # category (with sales tax), the licence weights (units x share of the horizon charged), loan interest
+    # per dollar of capex a year
+    assets: tuple[tuple[str, float, str], ...] = ()
+    category_weights: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    licence_weights: tuple[float, ...] = ()
+    financing_per_capex: float = 0.0
 
     def index(self, key: str) -> int:
         return next(i for i, item in enumerate(self.inputs) if item.key == key)
@@ -170,14 +181,24 @@ def evaluate(model: Model, theta: np.ndarray) -> dict[str, np.ndarray]:
 
     capex = theta @ np.asarray(model.capex_weights)
     upfront = capex + theta @ np.asarray(model.one_off_weights)
+    by_category = {category: theta @ np.asarray(weights) for category, weights in model.category_weights.items()}
+    flat = rate("finance.maintenance_fraction_per_year")
+    support = np.where(flat > 0, capex * flat, sum(
+        (support_usd_per_year(capex_usd=by_category[category], rate=rate("finance.support_fraction_per_year"),
+                              start_years=start, span_years=model.years) for category, start, _ in model.assets),
+        np.zeros(len(theta))))
+    residual = rate("finance.resale_fraction") * sum(
+        (book_value_usd(capex_usd=by_category[category], life_years=rate(life), age_years=model.years)
+         for category, _, life in model.assets), np.zeros(len(theta)))
+    software = theta @ np.asarray(model.licence_weights) if model.licence_weights else 0.0
     opex = sum(opex_lines_usd_per_year(
         typical_power_w=model.typical_power_w, power_w=model.power_w, pue=rate("facility.pue"),
         electricity_usd_per_kwh=rate("facility.electricity_usd_per_kwh"),
-        colocation_usd_per_kw_month=rate("facility.colocation_usd_per_kw_month"), capex_usd=capex,
-        maintenance_fraction_per_year=rate("finance.maintenance_fraction_per_year"),
+        colocation_usd_per_kw_month=rate("facility.colocation_usd_per_kw_month"), support_usd=support,
         ops_engineers=model.ops_engineers, loaded_cost_usd_per_year=rate("staff.loaded_cost_usd_per_year"),
-        num_gpus=model.num_gpus, software_usd_per_gpu_year=rate("finance.software_usd_per_gpu_year")).values())
-    tco = total_cost_of_ownership_usd(upfront_usd=upfront, opex_usd_per_year=opex, years=model.years)
+        software_usd=software, financing_usd=capex * model.financing_per_capex).values())
+    tco = total_cost_of_ownership_usd(upfront_usd=upfront, opex_usd_per_year=opex, years=model.years,
+                                      residual_usd=residual)
     utilization = rate("finance.utilization")
     delivered = delivered_gpu_hours_per_year(num_gpus=model.num_gpus, utilization=utilization)
     out = {"tco_usd": tco, "cost_per_gpu_hour_usd": usd_per_gpu_hour(total_usd=tco, gpu_hours_per_year=delivered,

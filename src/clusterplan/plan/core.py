@@ -5,6 +5,7 @@ The one result ``plan``, ``train`` and ``compare`` print, and the base of the re
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 
 from clusterplan.catalog import Catalog, CloudOffer
@@ -13,6 +14,7 @@ from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
 from clusterplan.cost.cloud import breakeven_month
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
+from clusterplan.plan.ownership import ownership, stale_prices
 from clusterplan.plan.scenario import priced, resolved
 from clusterplan.plan.training import Training, checked_reliability, training, training_warnings
 from clusterplan.schema import FROZEN
@@ -43,22 +45,30 @@ def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
     built = design(spec, catalog)
     facility, staff, finance = spec.facility, spec.staff, spec.finance
     return built, costs(
-        built, electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
-        colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month,
-        maintenance_fraction_per_year=finance.maintenance_fraction_per_year,
-        software_usd_per_gpu_year=finance.software_usd_per_gpu_year, ops_engineers=built.staff.ops_engineers,
+        built, ownership(spec, catalog, built), electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
+        colocation_usd_per_kw_month=facility.colocation_usd_per_kw_month, ops_engineers=built.staff.ops_engineers,
         setup_engineers=built.staff.setup_engineers, setup_months=staff.setup_months,
         loaded_cost_usd_per_year=staff.loaded_cost_usd_per_year, years=finance.years,
-        discount_rate=finance.discount_rate, utilization=finance.utilization)
+        discount_rate=finance.discount_rate, utilization=finance.utilization, sales_tax=finance.sales_tax)
 
 
-def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10) -> Plan:
-    """Everything clusterplan knows about the scenario; ``top``: the training layouts kept, best first."""
+def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10, today: dt.date | None = None) -> Plan:
+    """Everything clusterplan knows about the scenario; ``top``: the training layouts kept, best first;
+    ``today``: warn about prices observed more than 12 months before it (None: no such check)."""
     catalog = priced(spec, catalog)
-    return planned(resolved(spec, catalog), catalog, top=top)
+    return planned(resolved(spec, catalog), catalog, top=top, today=today)
 
 
-def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
+def used_prices(catalog: Catalog, owned: Costs, rentals: list[Rental]) -> list[tuple[str, str]]:
+    """(id, observation date) of every catalog price the plan uses: BoM, one-off, licences, offers; an offer
+    superseded by a price cut (``-pre-<date>``, kept as history) is not aged."""
+    ids = [line.catalog_id for line in (*owned.bom, *owned.one_off) if line.catalog_id]
+    ids += [charge.licence for charge in owned.ownership.licences]
+    ids += [r.cost.offer.id for r in rentals if "-pre-" not in r.cost.offer.id]
+    return [(entry_id, catalog.find(entry_id)[1].date) for entry_id in dict.fromkeys(ids)]
+
+
+def planned(spec: Spec, catalog: Catalog, *, top: int = 10, today: dt.date | None = None) -> Plan:
     """The plan of a resolved ``spec`` on a priced ``catalog`` (``plan`` resolves and prices first)."""
     built, owned = own(spec, catalog)
     finance = spec.finance
@@ -79,6 +89,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10) -> Plan:
                              years=finance.years, workload=job is not None, reliability=reliability,
                              predicted_reading=predicted)
     warnings = (note, *warnings) if note else warnings
+    stale = stale_prices(used_prices(catalog, owned, rentals), today) if today is not None else ""
+    warnings = (*warnings, stale) if stale else warnings
     if job is not None and job.band.warning:
         warnings = (*warnings, job.band.warning)
     if job is not None:

@@ -3,6 +3,7 @@ prediction per job size, and the sensitivity analysis (docs/report.md)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -41,12 +42,13 @@ class Report:
 
 
 def report(spec: Spec, catalog: Catalog | None = None, *, samples: int, seed: int, offer: str | None = None,
-           measured: Measured | None = None, progress: Callable[[int], None] | None = None) -> Report:
-    """The report of ``spec``: ``measured`` drawn beside the prediction for its own group."""
+           measured: Measured | None = None, progress: Callable[[int], None] | None = None,
+           today: dt.date | None = None) -> Report:
+    """The report of ``spec``: ``measured`` drawn beside the prediction for its own group; ``today``: as ``plan``'s."""
     check_sampling(samples, seed)
     catalog = priced(spec, catalog)
     spec = resolved(spec, catalog)
-    whole = planned(spec, catalog)
+    whole = planned(spec, catalog, today=today)
     return Report(plan=whole, collectives=report_collectives(whole, measured), sweep=training_sweep(whole, catalog),
                   sensitivity=sensitivity(spec, catalog, samples=samples, seed=seed, offer=offer, progress=progress),
                   sizing=size(spec, catalog) if spec.size.defined else None)

@@ -15,6 +15,7 @@ import numpy as np
 
 from clusterplan.catalog import Catalog, Priced
 from clusterplan.cost import breakeven_month, cloud_cost
+from clusterplan.cost.tco import loan_interest_usd, years_after
 from clusterplan.cost.sensitivity import (MAX_SAMPLES, RATES, Input, Model, Outcome, Sensitivity, monte_carlo,
                                           spread_input, tornado)
 from clusterplan.errors import ConfigError
@@ -60,33 +61,55 @@ def model(spec: Spec, catalog: Catalog, *, offer: str | None = None) -> Model:
     offer = offer if offer is not None else (spec.cloud.offers[0] if spec.cloud.offers else None)
     offer_entry = catalog.get("cloud", offer, key="--offer") if offer else None
     weights: dict[str, list[float]] = {}   # input key -> [capex weight, one-off weight]
+    categories: dict[str, dict[str, float]] = {}   # category -> input key -> quantity bought (with sales tax)
     inputs: list[Input] = []
+    finance, years = spec.finance, spec.finance.years
 
-    def add(item: Input, capex: float = 0.0, one_off: float = 0.0) -> None:
+    def add(item: Input, capex: float = 0.0, one_off: float = 0.0, category: str = "") -> None:
         if item.key not in weights:
             inputs.append(item)
             weights[item.key] = [0.0, 0.0]
         weights[item.key][0] += capex
         weights[item.key][1] += one_off
+        if category:
+            share = categories.setdefault(category, {})
+            share[item.key] = share.get(item.key, 0.0) + capex
 
     for line in owned.bom:
-        add(_price_input(catalog, line.catalog_id), capex=line.quantity)
+        if line.catalog_id:
+            add(_price_input(catalog, line.catalog_id), capex=line.quantity * (1 + finance.sales_tax),
+                category=line.category)
     for line in owned.one_off:
         if line.catalog_id:
             add(_price_input(catalog, line.catalog_id), one_off=line.quantity)
+    licences = {charge.licence: charge.units * float(years_after(charge.bundled_years, years)) / years
+                for charge in owned.ownership.licences}
+    for licence in licences:
+        add(_price_input(catalog, licence))
     if offer:
         add(_price_input(catalog, offer))
-    sections = {"facility": spec.facility, "staff": spec.staff, "finance": spec.finance}
+    sections = {"facility": spec.facility, "staff": spec.staff, "finance": finance}
     engineer_years = sum(line.quantity for line in owned.one_off if not line.catalog_id)
     for key, name, unit, bounds in RATES:
         section, _, field = key.partition(".")
         item = spread_input(key, name, unit, getattr(sections[section], field), bounds)
         add(item, one_off=engineer_years if key == "staff.loaded_cost_usd_per_year" else 0.0)
+    for terms in owned.ownership.assets:
+        add(spread_input(f"finance.life_years.{terms.asset}", f"Economic life: {terms.category}", "years",
+                         terms.life_years, (1.0, 30.0)))
     return Model(inputs=tuple(inputs), capex_weights=tuple(weights[item.key][0] for item in inputs),
                  one_off_weights=tuple(weights[item.key][1] for item in inputs),
                  typical_power_w=built.it_typical_power_w, power_w=built.it_power_w,
-                 ops_engineers=built.staff.ops_engineers, years=spec.finance.years, num_gpus=built.num_gpus,
-                 offer=offer or None, offer_pay_per_use=offer_entry is not None and not offer_entry.term_years)
+                 ops_engineers=built.staff.ops_engineers, years=years, num_gpus=built.num_gpus,
+                 offer=offer or None, offer_pay_per_use=offer_entry is not None and not offer_entry.term_years,
+                 assets=tuple((t.category, t.support_start_years, f"finance.life_years.{t.asset}")
+                              for t in owned.ownership.assets),
+                 category_weights={c.category: tuple(categories.get(c.category, {}).get(item.key, 0.0)
+                                                     for item in inputs) for c in owned.ownership.assets},
+                 licence_weights=tuple(licences.get(item.key.removeprefix("prices."), 0.0)
+                                       if item.key.startswith("prices.") else 0.0 for item in inputs),
+                 financing_per_capex=loan_interest_usd(principal_usd=1.0, rate=finance.loan_rate,
+                                                       loan_years=finance.loan_years, years=years) / years)
 
 
 def _price_input(catalog: Catalog, entry_id: str) -> Input:
@@ -114,10 +137,16 @@ def perturbed(spec: Spec, model: Model, values) -> Spec:
     """``spec`` with every input of ``model`` set to ``values`` (prices as ``[prices]`` overrides)."""
     prices = dict(spec.prices)
     sections: dict[str, dict[str, float]] = {}
+    lives = dict(spec.finance.life_years)
     for item, value in zip(model.inputs, values):
         section, _, name = item.key.partition(".")
         if section == "prices":
             prices[name] = float(value)
+        elif name.startswith("life_years."):   # a life at its nominal is the catalog's: left unset
+            if float(value) == item.nominal and name.removeprefix("life_years.") not in lives:
+                continue
+            lives[name.removeprefix("life_years.")] = float(value)
+            sections.setdefault("finance", {})["life_years"] = lives   # type: ignore[assignment]
         else:
             sections.setdefault(section, {})[name] = float(value)
     changed = {section: dataclasses.replace(getattr(spec, section), **fields) for section, fields in sections.items()}

@@ -20,10 +20,6 @@ from clusterplan.plan.training import Training
 from clusterplan.schema import FROZEN
 
 DAY_S = 86_400.0
-# Book life of AI servers: Amazon 5 years (2024 10-K), Meta 5.5 (2025), Microsoft and Alphabet 6 (2022-23),
-# Epoch AI 5 for hardware from 2023. Residual value = capex x (1 - age / life), straight line, floored at 0:
-# ASSUMPTION that resale follows book value (no dated resale curve for GPU servers was found).
-USEFUL_LIFE_YEARS = 5.0
 OWN_STEPS = ("order", "delivery", "install", "burn-in")
 
 
@@ -107,11 +103,6 @@ def offer_window(offer: CloudOffer) -> Window:
                   assumption=bool(days) and offer.capacity_source.startswith("ASSUMPTION"))
 
 
-def residual_usd(capex_usd: float, age_years: float) -> float:
-    """Straight-line book value of ``capex_usd`` after ``age_years`` of a ``USEFUL_LIFE_YEARS`` life."""
-    return capex_usd * max(0.0, 1.0 - age_years / USEFUL_LIFE_YEARS)
-
-
 def committed_usd(costs: Costs, held_days: float) -> float:
     """What buying the cluster commits: capex and setup up front, and opex over the days it is held."""
     return costs.upfront_usd + costs.opex_total_usd_per_year * held_days / 365.25
@@ -165,7 +156,7 @@ def own(base: Base, window: Window) -> Candidate:
     committed = committed_usd(costs, base.train_days)
     return base.candidate("own", reason=reason, goodput=base.job.goodput, train_days=base.train_days,
                           capacity=window, cost_usd=committed, committed_usd=committed, own_share_usd=share,
-                          own_tco_usd=costs.tco_usd, residual_usd=residual_usd(costs.capex_usd, costs.years))
+                          own_tco_usd=costs.tco_usd, residual_usd=costs.residual_usd)
 
 
 def reserved(base: Base, catalog: Catalog) -> Candidate:
@@ -215,7 +206,7 @@ def hybrid(base: Base, window: Window) -> Candidate:
     return base.candidate("hybrid", offer=offer.id, provider=offer.provider, goodput=base.job.goodput,
                           train_days=base.train_days, cost_usd=rented + committed, rented_usd=rented,
                           committed_usd=committed, own_share_usd=owned, own_tco_usd=costs.tco_usd,
-                          residual_usd=residual_usd(costs.capex_usd, costs.years),
+                          residual_usd=costs.residual_usd,
                           note=f"{window.days:,.0f} days on {offer.id}, then owned")
 
 

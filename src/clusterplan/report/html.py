@@ -86,7 +86,18 @@ def opex(doc: dict) -> Part:
     rows.append(f'<tr class="total"><td>total per year</td>{td(doc, "/plan/cost/opex_usd_per_year/total")}</tr>')
     for i, line in enumerate(cost["one_off"]):
         rows.append(f'<tr><td>one-off: {esc(line["item"])}</td>{td(doc, f"/plan/cost/one_off/{i}/total_usd")}</tr>')
-    return section("opex", "Opex by year, and one-off costs", chart + table(("Item", "USD"), rows, numeric=(1,)))
+    rows.append(f'<tr><td>residual value at {cost["years"]} years ({cost["resale_fraction"]:.0%} of straight-line book '
+                f'value), credited in TCO</td>{td(doc, "/plan/cost/residual_usd")}</tr>')
+    lives = ", ".join(f'{a["category"]} {a["life_years"]:g} y, warranty {a["warranty_years"]:g} y'
+                      for a in cost["assets"])
+    economic = [f'<tr><td>{esc(name.replace("_", " "))}</td>'
+                f'{td(doc, pointer("plan", "cost", "economic_usd_per_year", name))}</tr>'
+                for name in cost["economic_usd_per_year"]]
+    economic.append(f'<tr class="total"><td>per delivered GPU-hour</td>'
+                    f'{td(doc, "/plan/cost/economic_cost_per_gpu_hour_usd")}</tr>')
+    return section("opex", "Opex by year, and one-off costs", chart + table(("Item", "USD"), rows, numeric=(1,))
+                   + f"<p>Economic cost a year over each asset class's life ({esc(lives)}):</p>"
+                   + table(("Line", "USD per year"), economic, numeric=(1,)))
 
 
 def ownership(doc: dict) -> Part:

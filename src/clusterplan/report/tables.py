@@ -52,8 +52,10 @@ def plan_tables(doc: dict[str, Any]) -> tuple[Table, ...]:
     one_off = tuple((line["item"], line["id"], line["quantity"], line["per"], line["unit_price_usd"],
                      line["total_usd"], line["source"]) for line in cost["one_off"])
     cumulative = cost["cumulative_usd_by_year"]
-    flow = [(0, cost["capex_usd"], cost["one_off_usd"], *(0.0 for _ in opex), 0.0, cumulative[0])]
-    flow += [(year, 0.0, 0.0, *opex.values(), cost["opex_usd_per_year"]["total"], cumulative[year])
+    flow = [(0, cost["capex_usd"], cost["one_off_usd"], *(0.0 for _ in opex), 0.0, cumulative[0], 0.0,
+             cumulative[0])]
+    flow += [(year, 0.0, 0.0, *opex.values(), cost["opex_usd_per_year"]["total"], cumulative[year],
+              residual := (cost["residual_usd"] if year == years else 0.0), cumulative[year] - residual)
              for year in range(1, years + 1)]
     cloud = tuple((c["offer"], c["name"], c["provider"], c["gpu"], c["pricing"], c["usd_per_gpu_hour"],
                    c["billed_gpu_hours_per_year"], c["usd_per_year"], c["total_usd"], c["vs_own"],
@@ -68,7 +70,8 @@ def plan_tables(doc: dict[str, Any]) -> tuple[Table, ...]:
               rows=one_off),
         Table(name="Cash flow", title="Cash flow by year (year 0 = purchase)",
               columns=("Year", "Capex (USD)", "One-off (USD)", *(f"{name.capitalize()} (USD)" for name in opex),
-                       "Opex total (USD)", "Cumulative (USD)"), rows=tuple(flow)),
+                       "Opex total (USD)", "Cumulative (USD)", "Residual value credited (USD)",
+                       "Cumulative net of residual (USD)"), rows=tuple(flow)),
         Table(name="Cloud", title=f"Renting the same GPU-hours ({years} years)",
               columns=("Offer", "Name", "Provider", "GPU", "Pricing", "Price (USD/GPU-hour)",
                        "Billed GPU-hours per year", "Per year (USD)", f"Total over {years} years (USD)",

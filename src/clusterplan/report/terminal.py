@@ -84,9 +84,18 @@ def _opex(console: Console, cost: dict[str, Any]) -> None:
         opex.add_row(f"one-off: {line['item']}", format_usd(line["total_usd"]))
     console.print(opex)
     console.print(f"TCO = capex {format_usd(cost['capex_usd'])} + one-off {format_usd(cost['one_off_usd'])} "
-                  f"+ {cost['years']} x opex {format_usd(cost['opex_usd_per_year']['total'])} = "
-                  f"[bold]{format_usd(cost['tco_usd'])}[/bold]; {cost['delivered_gpu_hours_per_year']:,.0f} "
-                  f"delivered GPU-hours a year\n")
+                  f"+ {cost['years']} x opex {format_usd(cost['opex_usd_per_year']['total'])} - residual "
+                  f"{format_usd(cost['residual_usd'])} = [bold]{format_usd(cost['tco_usd'])}[/bold]; "
+                  f"{cost['delivered_gpu_hours_per_year']:,.0f} delivered GPU-hours a year")
+    lives = ", ".join(f"{a['category']} {a['life_years']:g} y (warranty {a['warranty_years']:g} y)"
+                      for a in cost["assets"])
+    economic = cost["economic_usd_per_year"]
+    console.print(f"Residual at {cost['years']} years: {cost['resale_fraction']:.0%} of straight-line book value "
+                  f"over the economic lives: {lives}")
+    console.print("Economic cost a year over those lives: " + ", ".join(
+        f"{name.replace('_', ' ')} {format_usd(value)}" for name, value in economic.items())
+        + f" = {format_usd(sum(economic.values()))}; [bold]${cost['economic_cost_per_gpu_hour_usd']:.2f}[/bold] "
+        f"per delivered GPU-hour (cash over {cost['years']} years: ${cost['cost_per_gpu_hour_usd']:.2f})\n")
 
 
 def _cloud(console: Console, doc: dict[str, Any]) -> None:

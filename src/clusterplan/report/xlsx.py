@@ -52,10 +52,18 @@ def scenario_inputs(doc: dict[str, Any]) -> list[tuple[str, str, float, str, str
         ("PUE", "pue", facility["pue"], "ratio", "scenario facility.pue"),
         ("Colocation", "colocation_usd_per_kw_month", facility["colocation_usd_per_kw_month"], "USD per kW-month",
          "scenario facility.colocation_usd_per_kw_month"),
-        ("Maintenance", "maintenance_fraction_per_year", finance["maintenance_fraction_per_year"],
-         "fraction of capex per year", "scenario finance.maintenance_fraction_per_year"),
-        ("Software", "software_usd_per_gpu_year", finance["software_usd_per_gpu_year"], "USD per GPU-year",
-         "scenario finance.software_usd_per_gpu_year"),
+        ("Support rate", "support_fraction_per_year", cost["support_fraction_per_year"],
+         "fraction of a class's capex per year, after its warranty", "scenario finance.support_fraction_per_year"),
+        ("Flat maintenance (replaces support when > 0)", "maintenance_fraction_per_year",
+         cost["maintenance_fraction_per_year"], "fraction of capex per year",
+         "scenario finance.maintenance_fraction_per_year"),
+        ("Resale fraction", "resale_fraction", cost["resale_fraction"], "of the straight-line book value",
+         "scenario finance.resale_fraction"),
+        ("Sales tax", "sales_tax", cost["sales_tax"], "fraction of the hardware", "scenario finance.sales_tax"),
+        ("Loan rate", "loan_rate", cost["loan"]["rate"], "per year (0 = paid in cash)", "scenario finance.loan_rate"),
+        ("Loan term", "loan_years", cost["loan"]["years"], "years", "scenario finance.loan_years"),
+        *_asset_inputs(cost, finance),
+        *_licence_inputs(cost),
         ("Ops engineers", "ops_engineers", design["staff"]["ops_engineers"], "engineers",
          f"scenario [staff]: {design['staff']['ops_rule']}"),
         ("Loaded cost per engineer", "loaded_cost_usd_per_year", staff["loaded_cost_usd_per_year"],
@@ -75,12 +83,45 @@ def scenario_inputs(doc: dict[str, Any]) -> list[tuple[str, str, float, str, str
     ]
 
 
+def _asset_inputs(cost: dict[str, Any], finance: dict[str, Any]) -> list[tuple[str, str, Any, str, str]]:
+    """Each asset class's warranty, support start (the warranty's end unless the scenario sets it) and life."""
+    rows: list[tuple[str, str, Any, str, str]] = []
+    for asset in cost["assets"]:
+        category = asset["category"]
+        start: Any = asset["support_start_years"]
+        if finance["support_start_year"] is None:
+            start = (f"=warranty_{category}_years", start)
+        rows += [(f"Warranty: {category}", f"warranty_{category}_years", asset["warranty_years"], "years",
+                  f"catalog {asset['asset']}: {asset['source']}"),
+                 (f"Support starts: {category}", f"support_start_{category}_years", start, "years after purchase",
+                  "the warranty's end (scenario finance.support_start_year = \"auto\")"
+                  if finance["support_start_year"] is None else "scenario finance.support_start_year"),
+                 (f"Economic life: {category}", f"life_{category}_years", asset["life_years"], "years",
+                  f"catalog {asset['asset']} (or scenario finance.life_years)")]
+    return rows
+
+
+def _licence_inputs(cost: dict[str, Any]) -> list[tuple[str, str, Any, str, str]]:
+    """Each licence charged: its units (GPUs or nodes) and the years a purchase bundles it."""
+    rows: list[tuple[str, str, Any, str, str]] = []
+    for licence in cost["licences"]:
+        units = ("=num_gpus" if licence["unit"] == "GPU" else "=num_nodes", licence["units"])
+        rows += [(f"Licence units: {licence['id']}", price_name(licence["id"], "units"), units,
+                  f"{licence['unit']}s", "the cluster's count"),
+                 (f"Licence bundled years: {licence['id']}", price_name(licence["id"], "bundled"),
+                  licence["bundled_years"], "years", "catalog bundled_with / bundled_years")]
+    return rows
+
+
 def _priced_ids(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each catalog entry priced in the BoM or one-off lines, once, in order of first use."""
     out: dict[str, dict[str, Any]] = {}
     for line in (*doc["cost"]["bom"], *doc["cost"]["one_off"]):
         if line["id"]:
             out.setdefault(line["id"], line)
+    for licence in doc["cost"]["licences"]:
+        out.setdefault(licence["id"], {"item": licence["name"], "unit_price_usd": licence["unit_price_usd"],
+                                       "per": f"{licence['unit']}-year", "source": licence["source"]})
     return out
 
 
@@ -96,7 +137,10 @@ def write_inputs(model: Model, doc: dict[str, Any]) -> None:
               "USD per GPU-hour", f"{offer['source']} ({offer['date']})") for offer in doc["cloud"]]
     for row, (label, name, value, unit, source) in enumerate(rows, start=2):
         write_cell(sheet, row, 0, label)
-        write_cell(sheet, row, 1, value, model.formats["input"])
+        if isinstance(value, tuple):   # a formula over other inputs, with its cached value
+            model.formula(sheet, row, 1, value[0], value[1], "number")
+        else:
+            write_cell(sheet, row, 1, value, model.formats["input"])
         for column, text in ((2, unit), (3, name), (4, source)):
             write_cell(sheet, row, column, text)
         model.name(name, "Inputs", row)
@@ -106,6 +150,8 @@ def _quantity(model: Model, sheet: Any, row: int, line: dict[str, Any], doc: dic
     """A BoM quantity: a formula where it is an input (GPUs, servers, cooling kW), else the design's value."""
     design = doc["design"]
     formula = {design["gpu"]: "=num_gpus", design["server"]: "=num_nodes"}.get(line["id"])
+    if formula and line["quantity"] != design[formula[1:]]:   # the spare nodes' GPUs and servers: a design figure
+        formula = None
     if line["category"] == "facility" and line["per"].startswith("kW"):
         formula = "=it_power_kw"
     if formula:
@@ -124,6 +170,10 @@ def _lines(model: Model, sheet: Any, start: int, lines: list[dict[str, Any]], do
         if line["id"]:
             _quantity(model, sheet, row, line, doc)
             price = f"={price_name(line['id'])}"
+        elif line["category"] == "tax":   # sales tax on every hardware line above it
+            model.formula(sheet, row, 3, "=" + "+".join(cell(r, 6) for r in range(start, row)), line["quantity"])
+            write_cell(sheet, row, 7, "formula: the hardware lines above")
+            price = "=sales_tax"
         else:   # the setup engineers: engineer-years from the staff inputs
             model.formula(sheet, row, 3, "=setup_engineers*setup_months/12", line["quantity"], "number")
             write_cell(sheet, row, 7, "formula over Inputs")
@@ -160,28 +210,50 @@ def write_bom(model: Model, doc: dict[str, Any]) -> tuple[int, int]:
     write_cell(sheet, first, 0, "Capex by category", model.formats["header"])
     bom_rows = f"{cell(2, 0, absolute=True)}:{cell(1 + len(cost['bom']), 0, absolute=True)}"
     totals = bom_rows.replace("A", "G")
-    for row, (category, total) in enumerate(cost["capex_by_category_usd"].items(), start=first + 1):
+    categories = [asset["category"] for asset in cost["assets"]]
+    for row, category in enumerate(categories, start=first + 1):
         write_cell(sheet, row, 0, category)
-        model.formula(sheet, row, 6, f'=SUMIF({bom_rows},"{category}",{totals})', total)
-    return first + 1, first + len(cost["capex_by_category_usd"])
+        model.formula(sheet, row, 6, f'=SUMIF({bom_rows},"{category}",{totals})*(1+sales_tax)',
+                      cost["capex_by_category_usd"].get(category, 0.0))
+        model.name(f"capex_{category}_usd", "BoM", row, 6)
+    return first + 1, first + len(categories)
 
 
-_OPEX = {
-    "electricity": "=it_typical_power_kw*pue*hours_per_year*electricity_usd_per_kwh",
-    "colocation": "=it_power_kw*colocation_usd_per_kw_month*12",
-    "maintenance": "=capex_usd*maintenance_fraction_per_year",
-    "staff": "=ops_engineers*loaded_cost_usd_per_year",
-    "software": "=num_gpus*software_usd_per_gpu_year",
-}
+def _support(categories: list[str], span: str, start: str = "support_start_{c}_years") -> str:
+    """Each class's support contract averaged over ``span`` years (cost/tco.py support_usd_per_year)."""
+    return "+".join(f"capex_{c}_usd*support_fraction_per_year*MAX(0,{span.format(c=c)}-{start.format(c=c)})"
+                    f"/{span.format(c=c)}" for c in categories)
+
+
+def _software(cost: dict[str, Any], span: str) -> str:
+    """Each licence averaged over ``span`` years, nothing in its bundled years."""
+    return "+".join(f"{price_name(c['id'], 'units')}*{price_name(c['id'])}"
+                    f"*MAX(0,{span}-{price_name(c['id'], 'bundled')})/{span}" for c in cost["licences"]) or "0"
+
+
+def opex_formulas(cost: dict[str, Any]) -> dict[str, str]:
+    """The yearly opex lines of cost/tco.py over the horizon, as formulas over the Inputs."""
+    categories = [asset["category"] for asset in cost["assets"]]
+    return {
+        "electricity": "=it_typical_power_kw*pue*hours_per_year*electricity_usd_per_kwh",
+        "colocation": "=it_power_kw*colocation_usd_per_kw_month*12",
+        "support": f"=IF(maintenance_fraction_per_year>0,capex_usd*maintenance_fraction_per_year,"
+                   f"{_support(categories, 'horizon_years')})",
+        "staff": "=ops_engineers*loaded_cost_usd_per_year",
+        "software": f"={_software(cost, 'horizon_years')}",
+        "financing": "=IF(OR(loan_rate=0,loan_years=0),0,-CUMIPMT(loan_rate,loan_years,capex_usd,1,"
+                     "MIN(horizon_years,loan_years),0)/horizon_years)",
+    }
 
 
 def write_opex(model: Model, doc: dict[str, Any]) -> None:
-    """Opex: the five yearly lines of cost/tco.py and their total."""
+    """Opex: the yearly lines of cost/tco.py and their total."""
     opex = doc["cost"]["opex_usd_per_year"]
+    formulas = opex_formulas(doc["cost"])
     sheet = add_sheet(model.book, "Opex")
     model.header(sheet, "Yearly opex", ("Line", "USD per year", "Formula"), (16, 18, 80))
     row = 2
-    for row, (line, formula) in enumerate(_OPEX.items(), start=2):
+    for row, (line, formula) in enumerate(formulas.items(), start=2):
         write_cell(sheet, row, 0, line)
         model.formula(sheet, row, 1, formula, opex[line])
         model.name(f"opex_{line}_usd_per_year", "Opex", row)
@@ -191,15 +263,48 @@ def write_opex(model: Model, doc: dict[str, Any]) -> None:
     model.name("opex_usd_per_year", "Opex", row + 1)
 
 
+def _capital(category: str) -> str:
+    """The capital recovery factor over a class's life (cost/tco.py capital_recovery_factor)."""
+    life = f"life_{category}_years"
+    return f"IF(discount_rate=0,1/{life},discount_rate/(1-(1+discount_rate)^(-{life})))"
+
+
+def _economic_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str]]:
+    """A year over the economic lives: depreciation, cost of capital, support and licences over the life."""
+    categories = [asset["category"] for asset in cost["assets"]]
+    economic = cost["economic_usd_per_year"]
+    depreciation = "=one_off_usd/life_compute_years+" + "+".join(f"capex_{c}_usd/life_{c}_years" for c in categories)
+    capital = (f"=one_off_usd*{_capital('compute')}+" + "+".join(f"capex_{c}_usd*{_capital(c)}" for c in categories)
+               + "-economic_depreciation_usd")
+    support = (f"=IF(maintenance_fraction_per_year>0,capex_usd*maintenance_fraction_per_year,"
+               f"{_support(categories, 'life_{c}_years')})")
+    total = ("=economic_depreciation_usd+economic_capital_usd+opex_electricity_usd_per_year+"
+             "opex_colocation_usd_per_year+economic_support_usd+opex_staff_usd_per_year+economic_software_usd")
+    return [
+        ("Economic: depreciation a year", "economic_depreciation_usd", depreciation, economic["depreciation"], "usd"),
+        ("Economic: cost of capital a year", "economic_capital_usd", capital, economic["cost_of_capital"], "usd"),
+        ("Economic: support a year over the life", "economic_support_usd", support, economic["support"], "usd"),
+        ("Economic: licences a year over the life", "economic_software_usd",
+         f"={_software(cost, 'life_compute_years')}", economic["software"], "usd"),
+        ("Economic cost a year", "economic_usd_per_year", total, sum(economic.values()), "usd"),
+        ("Cost per delivered GPU-hour (economic)", "economic_cost_per_gpu_hour_usd",
+         "=economic_usd_per_year/delivered_gpu_hours_per_year", cost["economic_cost_per_gpu_hour_usd"], "rate"),
+    ]
+
+
 def _tco_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str]]:
     npv = ("=upfront_usd+IF(discount_rate=0,opex_usd_per_year*horizon_years,"
-           "opex_usd_per_year*(1-(1+discount_rate)^(-horizon_years))/discount_rate)")
+           "opex_usd_per_year*(1-(1+discount_rate)^(-horizon_years))/discount_rate)"
+           "-residual_usd/(1+discount_rate)^horizon_years")
+    residual = "=resale_fraction*(" + "+".join(
+        f"capex_{a['category']}_usd*MAX(0,1-horizon_years/life_{a['category']}_years)" for a in cost["assets"]) + ")"
     return [
         ("Capex", "", "=capex_usd", cost["capex_usd"], "usd"),
         ("One-off", "", "=one_off_usd", cost["one_off_usd"], "usd"),
         ("Upfront", "", "=upfront_usd", cost["capex_usd"] + cost["one_off_usd"], "usd"),
         ("Opex per year", "", "=opex_usd_per_year", cost["opex_usd_per_year"]["total"], "usd"),
-        ("TCO", "tco_usd", "=upfront_usd+horizon_years*opex_usd_per_year", cost["tco_usd"], "usd"),
+        ("Residual value at the horizon", "residual_usd", residual, cost["residual_usd"], "usd"),
+        ("TCO", "tco_usd", "=upfront_usd+horizon_years*opex_usd_per_year-residual_usd", cost["tco_usd"], "usd"),
         ("NPV of the cost", "npv_usd", npv, cost["npv_usd"], "usd"),
         ("Delivered GPU-hours per year", "delivered_gpu_hours_per_year", "=num_gpus*hours_per_year*utilization",
          cost["delivered_gpu_hours_per_year"], "number"),
@@ -207,6 +312,7 @@ def _tco_rows(cost: dict[str, Any]) -> list[tuple[str, str, str, float, str]]:
          "=tco_usd/(delivered_gpu_hours_per_year*horizon_years)", cost["cost_per_gpu_hour_usd"], "rate"),
         ("Capex per GPU (fully loaded)", "", "=upfront_usd/num_gpus", cost["capex_per_gpu_usd"], "usd"),
         ("TCO per GPU", "", "=tco_usd/num_gpus", cost["tco_per_gpu_usd"], "usd"),
+        *_economic_rows(cost),
     ]
 
 

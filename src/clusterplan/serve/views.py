@@ -22,6 +22,7 @@ from clusterplan.report.html_analysis import compare_parts
 from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, sections
 from clusterplan.report.training import reasons
+from clusterplan.plan.ownership import today
 from clusterplan.spec import Spec, load_scenario
 
 # The report's sections that follow the controls, in the report's order (report/html.py).
@@ -33,7 +34,7 @@ def planned(scenario: str | None, overrides: Sequence[str], *, top: int = 10) ->
     """``clusterplan plan SCENARIO --set ...``'s result: errors carry the file line or the ``--set`` they came from."""
     loaded = load_scenario(scenario, list(overrides))
     with loaded.located():
-        return plan(loaded.spec, top=top)
+        return plan(loaded.spec, top=top, today=today())
 
 
 def field(error: ConfigError | InfeasiblePlan) -> str:

@@ -111,12 +111,12 @@ def test_a_price_override_loses_the_catalog_range(catalog):
 
 
 def test_zero_nominal_is_fixed_and_left_out_of_the_tornado(catalog):
-    """A zero software licence has no range: it does not vary and has no tornado bar."""
-    spec = load_spec(None, ["finance.software_usd_per_gpu_year=0"])
+    """The flat maintenance fraction, 0 by default, has no range: it does not vary and has no tornado bar."""
+    spec = load_spec(None, [])
     model = s.model(spec, catalog)
-    assert not next(i for i in model.inputs if i.key == "finance.software_usd_per_gpu_year").varies
+    assert not next(i for i in model.inputs if i.key == "finance.maintenance_fraction_per_year").varies
     _, swings = tornado(model)
-    assert "finance.software_usd_per_gpu_year" not in [swing.input.key for swing in swings]
+    assert "finance.maintenance_fraction_per_year" not in [swing.input.key for swing in swings]
 
 
 def test_without_cloud_offers_there_is_no_breakeven(catalog):
@@ -131,5 +131,5 @@ def test_perturbed_changes_only_the_inputs(reference, model):
     """perturbed() writes prices as [prices] overrides and rates into their sections; nothing else moves."""
     changed = s.perturbed(reference, model, model.nominal * 1.0)
     assert changed.cluster == reference.cluster and changed.network == reference.network
-    assert changed.prices["h100-sxm"] == 31250 and changed.facility.pue == reference.facility.pue
+    assert changed.prices["h100-sxm"] == 30000 and changed.facility.pue == reference.facility.pue
     assert dataclasses.replace(changed, prices=reference.prices) == reference

@@ -32,7 +32,7 @@ def test_compare_labels_name_no_document_value():
     labels = [h.title(COMPARE) for h in shown(COMPARE)]
     assert not any("{" in label for label in labels)
     assert len({h.key for h in shown(COMPARE)}) == len(shown(COMPARE))
-    assert [h.title(COMPARE) for h in shown(COMPARE)][8:10] == ["TCO", "NPV of costs"]
+    assert [h.title(COMPARE) for h in shown(COMPARE)][9:12] == ["TCO", "NPV of costs", "Residual value"]
 
 
 def test_pointers_resolve_in_the_plan_document(doc):
@@ -64,7 +64,10 @@ def test_terminal_and_html_write_their_own_way(doc):
     assert text[f"Cheapest cloud: {cheapest['offer']}"].endswith(f"break-even {months(cheapest['breakeven_months'])}")
     assert text["IT power (max / typical)"] == (f"{doc['design']['it_power_kw']:.1f} kW / "
                                                 f"{doc['design']['it_typical_power_kw']:.1f} kW")
-    assert text["Cost per delivered GPU-hour"] == f"${doc['cost']['cost_per_gpu_hour_usd']:.2f}"
+    years = doc["cost"]["years"]
+    assert text[f"Cost per delivered GPU-hour (cash, {years} years)"] == f"${doc['cost']['cost_per_gpu_hour_usd']:.2f}"
+    assert (text["Cost per delivered GPU-hour (economic, over life)"]
+            == f"${doc['cost']['economic_cost_per_gpu_hour_usd']:.2f}")
     big = {**doc, "design": {**doc["design"], "facility_power_kw": 1234.56}}
     facility = next(h for h in HEADLINES if h.key == "design.facility_power_kw")
     assert (facility.text(TERMINAL, big), facility.text(HTML, big)) == ("1,234.6 kW", "1,234.6 kW")

@@ -38,7 +38,15 @@ def test_sheets_and_determinism(doc, data):
 def test_costs_are_formulas_over_named_inputs(data):
     """TCO, opex lines and BoM totals are formulas; the inputs are plain numbers behind defined names."""
     book = openpyxl.load_workbook(io.BytesIO(data))
-    assert _named(book, "tco_usd").value == "=upfront_usd+horizon_years*opex_usd_per_year"
+    assert _named(book, "tco_usd").value == "=upfront_usd+horizon_years*opex_usd_per_year-residual_usd"
+    # the residual: resale x straight-line book value of each class over its life; support starts at the warranty
+    assert _named(book, "residual_usd").value == (
+        "=resale_fraction*(capex_compute_usd*MAX(0,1-horizon_years/life_compute_years)"
+        "+capex_network_usd*MAX(0,1-horizon_years/life_network_years)"
+        "+capex_storage_usd*MAX(0,1-horizon_years/life_storage_years)"
+        "+capex_facility_usd*MAX(0,1-horizon_years/life_facility_years))")
+    assert _named(book, "support_start_compute_years").value == "=warranty_compute_years"
+    assert "support_start_network_years" in _named(book, "opex_support_usd_per_year").value
     assert _named(book, "opex_electricity_usd_per_year").value.startswith("=it_typical_power_kw*pue")
     assert _named(book, "electricity_usd_per_kwh").value == 0.12
     assert book["BoM"]["G3"].value == "=D3*F3" and book["BoM"]["F3"].value == "=price_h100_sxm"
