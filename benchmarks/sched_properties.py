@@ -53,7 +53,7 @@ def run_check(test, strategies, examples: int, seed_value: int) -> tuple[int, in
             inner(*case)
         except AssertionError as error:
             counts["bad"] += 1
-            counts["first"] = counts["first"] or f"{case!r}: {error}"
+            counts["first"] = counts["first"] or f"{case!r}: {error or 'an assertion failed'}"
 
     runner = seed(seed_value)(settings(max_examples=examples, derandomize=False, database=None, deadline=None,
                                        phases=[Phase.generate], suppress_health_check=list(HealthCheck))(
