@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from clusterplan.report.bands import band_phrase
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.units import format_usd
 
@@ -40,7 +41,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                    f"ZeRO {lay['zero']}"),
         ("Step time", f"{doc['step_time_s']:.3f} s" + _range(doc, "step_time_s", lambda v: f"{v:.3f} s")),
         ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"
-                                         + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}")),
+                                         + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}", kind="rate")),
         ("Evidence", evidence_text(doc["evidence"])),
         ("Model TFLOP/s per GPU, MFU", _mfu(doc)),
         ("Memory per GPU", f"{memory['total'] / 2**30:.1f} GiB"),
@@ -52,10 +53,10 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         effective = doc.get("effective_cloud_cost_to_train_usd", {})
         rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens",
                      _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)
-                     + _range(doc, "time_to_train_s", _duration)))
+                     + _range(doc, "time_to_train_s", _duration, raw=True)))
         rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
                                                                    doc.get("effective_cost_to_train_usd"), format_usd)
-                     + _range(doc, "cost_to_train_usd", format_usd)))
+                     + _range(doc, "cost_to_train_usd", format_usd, kind="cost", raw=True)))
         offer = doc["cheapest_cloud_to_train"]
         if offer is not None:
             rows.append((f"Cost to train (cheapest cloud: {offer})",
@@ -63,11 +64,14 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _range(doc: dict[str, Any], name: str, fmt) -> str:
-    """" (low-high)" of a figure's evidence band, where the document has one."""
+def _range(doc: dict[str, Any], name: str, fmt, *, kind: str = "time", raw: bool = False) -> str:
+    """" predicted; published runs of this kind measured ...: LOW to HIGH" (report/bands.py) where the document
+    has a band for the figure; ``raw``: the band is of the raw figure, which the line shows beside the effective."""
     if f"{name}_low" not in doc:
         return ""
-    return f" (measured likely {fmt(doc[f'{name}_low'])} to {fmt(doc[f'{name}_high'])})"
+    phrase = band_phrase(doc[name], doc[f"{name}_low"], doc[f"{name}_high"], fmt, kind=kind,
+                         out_of_domain=bool(doc["evidence"]["out_of_domain"]))
+    return f"; raw: {phrase}" if raw else f" predicted; {phrase}"
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
