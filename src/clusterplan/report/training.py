@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 from clusterplan.report.bands import band_phrase
 from clusterplan.report.console import escape, new_console, new_table
-from clusterplan.units import format_usd
+from clusterplan.units import format_usd, plural
 
 
 def _experts(layout: dict) -> str:
@@ -32,7 +32,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     memory = doc["memory_bytes_per_gpu"]
     rows = [
         ("Model", f"{doc['model']['name']} ({_parameters(doc['model'])}, sequence {doc['model']['seq_len']}), "
-                  f"{doc['num_gpus']:,} GPUs, {doc['precision']}"),
+                  f"{doc['num_gpus']:,} {plural(doc['num_gpus'], 'GPUs')}, {doc['precision']}"),
         ("Shapes", _shapes(doc["model"])),
         ("Training context", f"{doc['model']['seq_len']:,} tokens: {doc['model']['seq_len_source']}"),
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}{_experts(lay)}, "
@@ -126,7 +126,7 @@ def reasons(rejected: dict[str, int]) -> str:
 
 def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     console = new_console(stream)
-    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']:,} GPUs")
+    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']:,} {plural(doc['num_gpus'], 'GPUs')}")
     summary = new_table("Prediction", "", "", right=(1,), header=False)
     for row in training_rows(doc):
         summary.add_row(*row)
