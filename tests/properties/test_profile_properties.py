@@ -1,6 +1,7 @@
 """The fast availability profile of conservative backfilling against a simple reference (``reference_profile``),
-on random small workloads from a fixed seed and a bounded number of examples: a speed-up that changes a free
-count, a slot, a node choice or a schedule cannot pass.
+on random small workloads, a bounded number of examples (the same ones every run; HYPOTHESIS_PROFILE=explore, or
+benchmarks/sched_properties.py with thousands, draws new ones): a speed-up that changes a free count, a slot, a node
+choice or a schedule cannot pass.
 
 * Random bookings, early ends, advances and merges: after each, the free GPUs of every node at every boundary,
   the earliest slot of random jobs, and for every booking its earliest slot without itself (and, where ``Room``
@@ -13,14 +14,14 @@ count, a slot, a node choice or a schedule cannot pass.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, seed, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_profile import ReferenceConservative, ReferenceProfile
 
 from clusterplan.sched import Cluster, make_trace, simulate
 from clusterplan.sched.profile import Profile
 
-SETTINGS = settings(deadline=None, max_examples=120, derandomize=True)
+SETTINGS = settings(deadline=None, max_examples=120)   # the profile decides: the same examples, or new ones
 
 
 @st.composite
@@ -50,7 +51,6 @@ def assert_same_slot(fast_slot, reference_slot) -> None:
     assert fast_slot[1].tolist() == reference_slot[1].tolist() and fast_slot[2] == reference_slot[2]
 
 
-@seed(19)
 @SETTINGS
 @given(operations())
 def test_profile_equals_the_reference(case):
@@ -108,7 +108,6 @@ def workloads(draw):
     return trace, cluster, draw(st.sampled_from((1, 2, 3, 5, 2_000)))
 
 
-@seed(19)
 @SETTINGS
 @given(workloads())
 def test_conservative_equals_the_reference(case):
