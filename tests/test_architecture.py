@@ -24,6 +24,11 @@ LEAF_MAY_IMPORT = {"__init__", "units", "errors", "schema", "names", "catalog", 
 # bench runs on the measured cluster: it needs only the units, the shared collective model and the catalog types
 BENCH_MAY_IMPORT = {"__init__", "units", "errors", "schema", "names", "perf", "bench"}
 MAX_MODULE_LINES = 400
+# The only project imports a function may defer: large parts that `clusterplan plan` without a [workload], a trace
+# or --format xlsx never runs (the training search, the trace replay, the workbook writer), deferred so that its
+# start-up stays under 0.5 s (issue 30; benchmarks/plan_startup.py). (module, imported module or package prefix)
+DEFERRED = {("clusterplan.plan.core", "clusterplan.plan.training"), ("clusterplan.plan.scenario", "clusterplan.sched."),
+            ("clusterplan.cli.plan", "clusterplan.report.xlsx")}
 
 
 def modules() -> dict[str, Path]:
@@ -115,9 +120,11 @@ def test_no_import_cycles():
 
 def test_project_imports_sit_at_the_top():
     """No project import hides inside a function: the graph is read at the top of each file (third-party
-    packages may stay lazy where start-up time asks for it: torch, playwright, openpyxl)."""
+    packages may stay lazy where start-up time asks for it: torch, playwright, openpyxl; and the few project
+    imports ``DEFERRED`` names, for `clusterplan plan`'s start-up)."""
     hidden = [f"{module}:{line} {name}" for module, (_, inner) in GRAPH.items() for name, line in inner
-              if name.startswith("clusterplan")]
+              if name.startswith("clusterplan") and not any(module == deferring and name.startswith(deferred)
+                                                            for deferring, deferred in DEFERRED)]
     assert not hidden, "\n".join(hidden)
 
 

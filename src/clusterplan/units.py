@@ -108,6 +108,18 @@ def format_quantity(value: float) -> str:
     return f"{value:,.4g}"
 
 
+SINGULAR = {"switches": "switch", "GPUs": "GPU", "racks": "rack", "nodes": "node", "engineers": "engineer",
+            "months": "month", "years": "year", "days": "day", "jobs": "job", "links": "link", "servers": "server",
+            "interruptions": "interruption", "layouts": "layout", "runs": "run", "users": "user",
+            "fabrics": "fabric", "modes": "mode", "counts": "count"}
+
+
+def plural(count: float, noun: str) -> str:
+    """``noun`` (a plural, "switches") as ``count`` takes it: "switch" for exactly one (or minus one), else as given.
+    The one place the reports choose a noun's number: "1 switch", "3 switches", "1.5 engineers", "+1 month"."""
+    return SINGULAR.get(noun, noun) if abs(count) == 1 else noun
+
+
 def format_si(value: float, symbol: str) -> str:
     """"3.35 TB/s", "989.4 TFLOP/s", "700 W": an SI value with a decimal prefix."""
     for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):

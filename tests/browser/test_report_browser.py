@@ -140,3 +140,37 @@ def test_markup_in_the_scenario_is_text(browser, tmp_path):
         assert '<img src=x onerror="window.pwned = 2"> <b>bold?</b>' in opened.page.locator(".notes").inner_text()
     finally:
         opened.page.close()
+
+
+BROKEN_WORDS = """() => [...document.querySelectorAll('th')].flatMap(th => {
+    const broken = [], walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const match of node.data.matchAll(/[^\\s\\-\\/]+/g)) {
+            const range = document.createRange();
+            range.setStart(node, match.index);
+            range.setEnd(node, match.index + match[0].length);
+            const lines = new Set([...range.getClientRects()].filter(box => box.width > 0)
+                                  .map(box => Math.round(box.top)));
+            if (lines.size > 1) broken.push(match[0]);
+        }
+    }
+    return broken;
+})"""
+
+
+@pytest.mark.parametrize("width", [1100, 700])
+def test_table_headers_never_break_inside_a_word(browser, width):
+    """Issue 30: no header cell of the report or of a four-way compare splits a word over two lines ("Categor y",
+    "Qt y"); headers wrap between words only, at the report's width and a narrow one."""
+    scenarios = [str(ROOT / "examples" / name) for name in ("reference-128x-h100.toml", "reference-roce-200g.toml",
+                                                            "starter-32.toml", "hgx-b200-1152.toml")]
+    pages = [render("report", os.path.relpath(EXAMPLES[0]), "--samples", "2000"),
+             render("compare", *scenarios, "--format", "html")]
+    for html in pages:
+        opened = Opened(browser, html)
+        try:
+            opened.page.set_viewport_size({"width": width, "height": 900})
+            assert opened.page.locator("th").count() > 10
+            assert opened.page.evaluate(BROKEN_WORDS) == []
+        finally:
+            opened.page.close()

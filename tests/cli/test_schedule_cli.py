@@ -95,16 +95,25 @@ def test_skip_bad(capsys, tmp_path):
     (["schedule", "{swf}", "--gpus", "12"], "--gpus: must be a positive multiple of the 8 GPUs per node"),
     (["schedule", "{swf}", "--nodes", "0"], "--nodes: must be between 1 and 100,000, got 0"),
     (["schedule", "{swf}", "--nodes", "1000000000"], "--nodes: must be between 1 and 100,000"),
-    (["schedule", "synthetic:load=-1"], "load: must be > 0"),
+    (["schedule", "synthetic:load=-1"], "load: must be a number from 1e-06 to 100, got -1"),
+    (["schedule", "synthetic:seed=-1"], "synthetic:seed=-1: seed: must be an integer from 0 to"),
+    (["schedule", "synthetic:gpus=1:inf"], "gpus: needs GPU counts from 1 to 1,000,000 with finite weights"),
+    (["schedule", "synthetic:jobs=999999999999"], "jobs: must be an integer from 1 to 1,000,000, got 999999999999"),
+    (["schedule", "synthetic:jobs=2000000"], "jobs: must be an integer from 1 to 1,000,000, got 2000000"),
+    (["schedule", "{csv_over_128_kib}"], ":3: bad CSV line: a cell longer than 131,072 characters (128 KiB)"),
     (["schedule", "{swf}", "--policy", "fairshare", "--priority", "speed=3"], "--priority: unknown key"),
     (["schedule", "{swf}", "--policy", "sjf"], "invalid choice: 'sjf'"),
     (["schedule", "{swf}", "--set", "cluster.num_nodes=0"], "cluster.num_nodes: must be > 0"),
     (["schedule", "{swf}", "--policy", "conservative", "--depth", "0"], "--depth: must be between 1 and"),
     (["schedule", "{swf}", "--depth", "5"], "--depth: applies to conservative backfilling only"),
 ])
-def test_bad_input_is_one_line_and_exit_2(capsys, swf, argv, message):
-    """Bad input: exit 2 and one line on stderr naming the problem."""
-    code, out, err = run(capsys, *[a.replace("{swf}", swf) for a in argv])
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, swf, argv, message):
+    """Bad input: exit 2 and one line on stderr naming the problem, within seconds (issue 31's synthetic specs and
+    CSV cell are refused before any work)."""
+    big = tmp_path / "big.csv"
+    big.write_text('job_id,gpu_num,submit_time,duration\n1,1,0,10\n2,1,5,"' + "x" * 140_000 + '"\n')
+    argv = [a.replace("{swf}", swf).replace("{csv_over_128_kib}", str(big)) for a in argv]
+    code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
 
 

@@ -108,7 +108,17 @@ def test_roce_costs_more_per_trained_model_than_infiniband(capsys):
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     code, out, err = run(capsys, "train", *argv)
     assert code == 2 and out == ""
-    assert message in err and len(err.strip().splitlines()) == 1
+    first, *candidates = err.strip().splitlines()
+    assert message in first and all(line.startswith("  ") for line in candidates)   # a list of names, indented
+
+
+def test_unknown_model_lists_the_candidates_on_short_lines(capsys):
+    """Issue 30: the known models follow the one-line error on indented lines of at most 72 characters."""
+    code, _, err = run(capsys, "train", "--model", "gpt-5")
+    first, *candidates = err.rstrip("\n").split("\n")
+    assert code == 2 and first.endswith("known models:") and len(candidates) > 3
+    assert all(line.startswith("  ") and len(line) <= 72 for line in candidates)
+    assert "llama3-70b" in " ".join(candidates)
 
 
 def test_config_json_missing_keys(capsys, tmp_path):

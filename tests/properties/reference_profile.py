@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from clusterplan.sched.machine import choose_nodes
+from clusterplan.sched.policies import Conservative
 
 
 class ReferenceProfile:
@@ -73,6 +74,14 @@ class ReferenceProfile:
                 at_start = [self.free_at(node, time, bookings) for node in fits]
                 return time, np.array([fits[int(np.argmin(at_start))]]), demand
         raise AssertionError("a job that fits the cluster always fits after the last booking")
+
+
+class ReferenceConservative(Conservative):
+    """Conservative backfilling on the reference profile: every reservation searched in full at each compression."""
+
+    def __init__(self, jobs, machine, **options):
+        super().__init__(jobs, machine, **options)
+        self.profile = ReferenceProfile(machine.num_nodes, machine.size, machine.placement_leaf)
 
 
 class _SearchEverything:

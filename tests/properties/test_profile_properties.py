@@ -1,6 +1,7 @@
 """The fast availability profile of conservative backfilling against a simple reference (``reference_profile``),
-on random small workloads from a fixed seed and a bounded number of examples: a speed-up that changes a free
-count, a slot, a node choice or a schedule cannot pass.
+on random small workloads, a bounded number of examples (the same ones every run; HYPOTHESIS_PROFILE=explore, or
+benchmarks/sched_properties.py with thousands, draws new ones): a speed-up that changes a free count, a slot, a node
+choice or a schedule cannot pass.
 
 * Random bookings, early ends, advances and merges: after each, the free GPUs of every node at every boundary,
   the earliest slot of random jobs, and for every booking its earliest slot without itself (and, where ``Room``
@@ -13,15 +14,14 @@ count, a slot, a node choice or a schedule cannot pass.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, seed, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_profile import ReferenceProfile
+from reference_profile import ReferenceConservative, ReferenceProfile
 
 from clusterplan.sched import Cluster, make_trace, simulate
-from clusterplan.sched.policies import Conservative
 from clusterplan.sched.profile import Profile
 
-SETTINGS = settings(deadline=None, max_examples=120, derandomize=True)
+SETTINGS = settings(deadline=None, max_examples=120)   # the profile decides: the same examples, or new ones
 
 
 @st.composite
@@ -51,7 +51,6 @@ def assert_same_slot(fast_slot, reference_slot) -> None:
     assert fast_slot[1].tolist() == reference_slot[1].tolist() and fast_slot[2] == reference_slot[2]
 
 
-@seed(19)
 @SETTINGS
 @given(operations())
 def test_profile_equals_the_reference(case):
@@ -90,14 +89,6 @@ def test_profile_equals_the_reference(case):
                 assert_same_slot(fast.same_start(demand_, start, duration_, nodes, per_node), expected)
 
 
-class ReferenceConservative(Conservative):
-    """Conservative backfilling on the reference profile: every reservation searched in full at each compression."""
-
-    def __init__(self, jobs, machine, **options):
-        super().__init__(jobs, machine, **options)
-        self.profile = ReferenceProfile(machine.num_nodes, machine.size, machine.placement_leaf)
-
-
 @st.composite
 def workloads(draw):
     if draw(st.booleans()):
@@ -117,12 +108,33 @@ def workloads(draw):
     return trace, cluster, draw(st.sampled_from((1, 2, 3, 5, 2_000)))
 
 
-@seed(19)
 @SETTINGS
 @given(workloads())
 def test_conservative_equals_the_reference(case):
     trace, cluster, depth = case
     fast = simulate(trace, cluster, "conservative", depth=depth)
     reference = simulate(trace, cluster, ReferenceConservative, depth=depth)
+    assert fast.start_s.tolist() == reference.start_s.tolist()
+    assert np.array_equal(fast.reserved_s, reference.reserved_s, equal_nan=True)
+
+
+# Issue 31: a longer property run found this one (24 jobs over 4 nodes x 2 GPUs, reservations for all). At 187 s a
+# job ended early; job 18's reservation (3 whole nodes from 194 s) could not begin earlier, so compression skipped
+# it and left it on nodes 1-3, where the full search takes nodes 0-2 at the same start; node 3 then stayed booked
+# and job 23 started at 210 s instead of 187 s.
+ISSUE_31 = make_trace(
+    name="issue-31", format="test", job_id=range(24),
+    submit_s=[11, 14, 18, 18, 24, 27, 31, 33, 34, 37, 40, 46, 47, 51, 52, 55, 59, 80, 81, 87, 89, 89, 94, 95],
+    run_s=[20, 6, 21, 37, 8, 29, 15, 11, 4, 23, 21, 29, 10, 9, 29, 26, 16, 15, 16, 13, 37, 27, 12, 9],
+    estimate_s=[20, 6, 21, 37, 8, 87, 15, 33, 4, 69, 21, 29, 15, 9, 43.5, 26, 24, 15, 16, 19.5, 111, 27, 12, 27],
+    gpus=[8, 6, 1, 8, 2, 2, 5, 5, 3, 6, 1, 6, 2, 2, 1, 8, 1, 6, 5, 1, 1, 4, 4, 2], user=[0] * 24)
+
+
+def test_issue_31_trace_equals_the_reference():
+    """The trace of issue 31: job 23 starts at 187 s, as on the reference, and so does every other job."""
+    cluster = Cluster(num_nodes=4, gpus_per_node=2)
+    fast = simulate(ISSUE_31, cluster, "conservative")
+    reference = simulate(ISSUE_31, cluster, ReferenceConservative)
+    assert fast.start_s[23] == 187
     assert fast.start_s.tolist() == reference.start_s.tolist()
     assert np.array_equal(fast.reserved_s, reference.reserved_s, equal_nan=True)

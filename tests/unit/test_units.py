@@ -56,3 +56,20 @@ def test_formatting():
     assert units.format_usd(12_328_894) == "$12.33M"
     assert units.format_usd(512) == "$512"
     assert units.format_si(3.35e12, "B/s") == "3.35 TB/s"
+
+
+def test_plural_reads_right_for_one():
+    """One switch, engineer, node or month; any other count (0, 1.5, 3, -2) keeps the plural; -1 is one too."""
+    from clusterplan.units import plural
+    assert [plural(1, noun) for noun in ("switches", "engineers", "nodes", "months", "GPUs")] == \
+        ["switch", "engineer", "node", "month", "GPU"]
+    assert [plural(count, "switches") for count in (0, 1.5, 3, -2, -1)] == \
+        ["switches", "switches", "switches", "switches", "switch"]
+
+
+def test_compare_prints_one_switch():
+    """Issue 30: compare's figures and deltas say "1 switch", "+1 month", not "1 switches"."""
+    from clusterplan.report.terminal_analysis import format_delta, format_figure
+    assert (format_figure(1, "switches"), format_figure(3, "switches")) == ("1 switch", "3 switches")
+    assert (format_delta(1, "switches"), format_delta(-1, "month"), format_delta(2, "month")) == \
+        ("+1 switch", "-1 month", "+2 months")

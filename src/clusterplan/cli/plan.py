@@ -11,7 +11,6 @@ from clusterplan.plan import plan
 from clusterplan.report.export import plan_document
 from clusterplan.report.tables import plan_heading, plan_tables, write_csv, write_markdown
 from clusterplan.report.terminal import render_plan
-from clusterplan.report.xlsx import xlsx_bytes
 from clusterplan.spec import load_scenario
 
 
@@ -46,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
 def export(document: dict, fmt: str, output: str | None) -> None:
     """The plan's tables for a spreadsheet or a document (docs/report.md, "Exports")."""
     if fmt == "xlsx":
+        from clusterplan.report.xlsx import xlsx_bytes   # the workbook's writer, for --format xlsx only
+
         emit_binary(xlsx_bytes(document), output, what="xlsx")
         return
     tables = plan_tables(document)

@@ -7,6 +7,8 @@ the Megatron GPT sizes, GPT-3 and Llama 2/3 keep their shapes from the papers ci
 
 from __future__ import annotations
 
+import textwrap
+
 from importlib import resources
 
 from clusterplan.errors import ConfigError
@@ -63,6 +65,8 @@ def preset(name: str) -> Transformer:
     """A published model by name (``clusterplan train --model``)."""
     key = ALIASES.get(name.lower(), name.lower())
     if key not in PRESETS:
-        raise ConfigError(f"unknown model {name!r}{suggest(name, PRESETS)}; known: {', '.join(PRESETS)}",
+        known = textwrap.fill(", ".join(PRESETS), width=72, initial_indent="  ", subsequent_indent="  ",
+                              break_on_hyphens=False)
+        raise ConfigError(f"unknown model {name!r}{suggest(name, PRESETS)}; known models:\n{known}",
                           key="workload.model")
     return PRESETS[key]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.checks import design_checks
@@ -16,9 +17,11 @@ from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
 from clusterplan.plan.ownership import ownership, stale_prices
 from clusterplan.plan.scenario import priced, resolved
-from clusterplan.plan.training import Training, checked_reliability, training, training_warnings
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
+
+if TYPE_CHECKING:   # the training model (perf/'s search) is imported for a [workload] only: `plan` starts faster
+    from clusterplan.plan.training import Training
 
 
 @dataclass(**FROZEN)
@@ -80,6 +83,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10, today: dt.date | Non
     burst = _hybrid(spec, catalog, burst_offer, built) if burst_offer else None
     job, reliability, predicted = None, None, True
     if spec.workload.defined:
+        from clusterplan.plan.training import checked_reliability, training, training_warnings
+
         job = training(spec, catalog, built, owned.cost_per_gpu_hour_usd, [r.cost.offer for r in rentals], top=top)
         reliability, predicted = checked_reliability(spec, catalog, built, job)
         job = replace(job, warnings=training_warnings(job, years=finance.years, tco_usd=owned.tco_usd))

@@ -4,18 +4,18 @@ utilization it leaves to a trace replay derived (docs/scheduling.md). Every comp
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from clusterplan.catalog import Catalog, load_catalog
 from clusterplan.design import design
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.limits import LIMITS, within
 from clusterplan.reliability import failure_rates
-from clusterplan.sched.jobs import Trace
-from clusterplan.sched.machine import Cluster
-from clusterplan.sched.replay import achieved_utilization
-from clusterplan.sched.synthetic import parse_workload, synthetic
-from clusterplan.sched.traces import read_trace
 from clusterplan.spec import Spec, reference_value
+
+if TYPE_CHECKING:   # sched/ is imported where a trace is replayed: a plan without one starts without it (issue 30)
+    from clusterplan.sched.jobs import Trace
+    from clusterplan.sched.machine import Cluster
 
 
 def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
@@ -46,6 +46,9 @@ def resolved(spec: Spec, catalog: Catalog) -> Spec:
 def read_jobs(trace: str, num_gpus: int, *, trace_format: str | None = None, skip_bad: bool = False) -> Trace:
     """The jobs of ``trace``: a trace file, or ``synthetic[:key=value,...]`` generated for ``num_gpus`` GPUs
     (the one reader of trace specs: ``schedule`` and ``finance.utilization_from_trace`` accept the same)."""
+    from clusterplan.sched.synthetic import parse_workload, synthetic
+    from clusterplan.sched.traces import read_trace
+
     if trace == "synthetic" or trace.startswith("synthetic:"):
         return synthetic(parse_workload(trace), num_gpus=num_gpus)
     return read_trace(trace, format=trace_format, skip_bad=skip_bad)
@@ -63,6 +66,8 @@ def utilization_source(spec: Spec) -> str:
 
 def with_trace_utilization(spec: Spec, trace: Trace, catalog: Catalog) -> Spec:
     """``spec`` with ``finance.utilization`` set to what its policy achieves on ``trace`` (a sched Trace)."""
+    from clusterplan.sched.replay import achieved_utilization
+
     cluster = scheduler_cluster(spec, catalog)
     achieved = achieved_utilization(trace, cluster, spec.finance.utilization_policy)
     if achieved <= 0:
@@ -75,6 +80,8 @@ def scheduler_cluster(spec: Spec, catalog: Catalog, *, num_gpus: int | None = No
     """The scheduler's view (a sched ``Cluster``) of the scenario's cluster: its nodes (or ``num_nodes``, or
     ``num_gpus`` worth) of its GPUs per node, and the nodes under one leaf switch of its designed fabric
     (0 where that fabric cannot be designed and placement does not need it)."""
+    from clusterplan.sched.machine import Cluster
+
     per_node = spec.cluster.gpus_per_node
     if num_gpus is not None:
         if num_gpus < 1 or num_gpus % per_node:

@@ -19,6 +19,7 @@ from clusterplan.plan.collectives import Collectives
 from clusterplan.plan.scenario import utilization_source
 from clusterplan.report.rentals import capacity_short, headline_offer, spot_line, terms_table
 from clusterplan.schema import as_table
+from clusterplan.units import plural
 
 PLAN_SCHEMA = "clusterplan.plan/1"
 TRAIN_SCHEMA = "clusterplan.train/1"
@@ -115,7 +116,8 @@ def _cost(costs: Costs, design: Design) -> dict[str, Any]:
         "capex_by_category_usd": costs.capex_by_category(),
         "one_off_usd": costs.one_off_usd,
         "opex_usd_per_year": {**costs.opex_usd_per_year, "total": costs.opex_total_usd_per_year},
-        "opex_rules": {"staff": f"{staff.ops_engineers:,g} engineers, {staff.ops_rule}", **costs.opex_rules},
+        "opex_rules": {"staff": f"{staff.ops_engineers:,g} {plural(staff.ops_engineers, 'engineers')}, "
+                                f"{staff.ops_rule}", **costs.opex_rules},
         "years": costs.years,
         "horizon_months": horizon_months,
         "tco_usd": costs.tco_usd,

@@ -22,7 +22,7 @@ from clusterplan.report.html_training import training
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.tables import plan_heading
-from clusterplan.units import format_quantity
+from clusterplan.units import format_quantity, plural
 
 Section = Callable[[dict[str, Any]], "Part | None"]
 
@@ -133,7 +133,7 @@ def ownership(doc: dict) -> Part:
                     else "<p>The scenario names no cloud offers (<code>cloud.offers</code>).</p>")
     hybrid = plan["hybrid"]
     if hybrid:
-        body += (f'<p>Hybrid: own {hybrid["owned_nodes"]} of {hybrid["num_nodes"]} nodes and burst '
+        body += (f'<p>Hybrid: own {hybrid["owned_nodes"]} of {hybrid["num_nodes"]} {plural(hybrid["num_nodes"], "nodes")} and burst '
                  f'{hybrid["burst_gpu_hours_per_year"]:,.0f} GPU-hours a year to {esc(hybrid["burst_offer"])}: '
                  f'<span data-pointer="/plan/hybrid/total_usd" data-value="{hybrid["total_usd"]!r}">'
                  f'{money(hybrid["total_usd"])}</span> over {hybrid["years"]} years.</p>')
@@ -183,7 +183,7 @@ def fabric(doc: dict) -> Part:
     design = doc["plan"]["design"]
     f = design["fabric"]
     gbps = f"{f['link_rate_Bps'] * 8 / 1e9:g} Gb/s"
-    layers = [(f"{design['num_nodes']:,} nodes", mark(doc, "/plan/design/num_nodes", "nodes", format_quantity))]
+    layers = [(f"{design['num_nodes']:,} {plural(design['num_nodes'], 'nodes')}", mark(doc, "/plan/design/num_nodes", "nodes", format_quantity))]
     for tier in f["switches"]:
         layers.append((f"{f['switches'][tier]:,} x {tier}",
                        mark(doc, pointer("plan", "design", "fabric", "switches", tier), f"{tier} switches",

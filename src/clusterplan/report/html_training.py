@@ -7,6 +7,7 @@ Drawn from ``/plan/training`` (the plan's prediction of the scenario's ``[worklo
 from __future__ import annotations
 
 from clusterplan.report import svg
+from clusterplan.report.bands import band_phrase, kind_of
 from clusterplan.report.figures import money, pointer
 from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
 from clusterplan.report.page import Part, mark, section, table, td
@@ -93,7 +94,7 @@ def _chosen(doc: dict) -> str:
                         f"{td(doc, f'{base}/effective_time_to_train_s', _days)}</tr>")
         if "whole_run_time_to_train_s" in job:
             rows += _whole_run_rows(doc, base)
-    out += table(("Figure", "Value", "Low", "High", "Evidence band"), rows, numeric=(1, 2, 3))
+    out += table(("Figure", "Predicted", "Band low", "Band high", "Evidence band"), rows, numeric=(1, 2, 3))
     out += f'<p class="note">{esc(_evidence_note(job["evidence"]))}</p>'
 
     if "time_to_train_s" in job:
@@ -136,8 +137,11 @@ def _band_cells(doc: dict, base: str, key: str, fmt) -> str:
     job = doc["plan"]["training"]
     if f"{key}_low" not in job:
         return "<td></td><td></td><td></td>"
+    phrase = band_phrase(job[key], job[f"{key}_low"], job[f"{key}_high"], fmt, kind=kind_of(key),
+                         out_of_domain=bool(job["evidence"]["out_of_domain"]))
     return (td(doc, f"{base}/{key}_low", fmt) + td(doc, f"{base}/{key}_high", fmt)
-            + f"<td>{_error_bar(job[key], job[f'{key}_low'], job[f'{key}_high'])}</td>")
+            + f"<td>{_error_bar(job[key], job[f'{key}_low'], job[f'{key}_high'])}"
+            f'<br><span class="band-phrase">{esc(phrase)}</span></td>')
 
 
 def _error_bar(value: float, low: float, high: float, width: int = 120) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from clusterplan.report.bands import band_phrase
+
 
 def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
     """Predicted rows as an nccl-tests table; measured columns and the error when present."""
@@ -38,9 +40,12 @@ def render_collectives(doc: dict[str, Any], stream: TextIO) -> None:
     write(f"# Stragglers: a synchronous step of {group['num_gpus']} ranks waits "
           f"{group['straggler_slowdown']:.1%} longer on average (per-rank jitter cv {group['jitter_cv']:.0%})\n")
     if banded:
-        write("# Evidence (docs/evidence.md): the measured time is likely within the predicted time x low to x high\n")
+        write("# Evidence (docs/evidence.md): where published runs of each regime measured, as multiples of the "
+              "predicted time\n")
+        out_of_domain = bool(doc.get("warning"))
         for regime, (low, high, n) in _evidence(rows).items():
-            write(f"#   {regime} (n={n}): x {low:.2f} to x {high:.2f}\n")
+            phrase = band_phrase(1.0, low, high, lambda v: f"x {v:.2f}", out_of_domain=out_of_domain)
+            write(f"#   {regime} (n={n}): {phrase}\n")
     if doc.get("warning"):
         write(f"# Warning: {doc['warning']}\n")
     if measured:

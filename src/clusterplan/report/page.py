@@ -43,7 +43,7 @@ font-family:inherit}svg .chart-title{font-size:15px;font-weight:600;fill:#222}sv
 svg .axis{font-size:12px;fill:#222}svg .note{font-size:11px;fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;
 stroke-linejoin:round}svg .inside{font-size:11px;fill:#fff}svg rect:hover,svg circle:hover{opacity:.75}
 ul.warnings li{margin:4px 0}.muted{color:#666}details summary{cursor:pointer;color:#444}
-nav a{margin-right:10px;color:#2a5db0}.nowrap{white-space:nowrap}.wide{overflow-x:auto}th,th.num{white-space:normal;overflow-wrap:anywhere}
+nav a{margin-right:10px;color:#2a5db0}.nowrap{white-space:nowrap}.wide{overflow-x:auto}th,th.num{white-space:normal;overflow-wrap:normal;word-break:keep-all;hyphens:manual}
 td .delta{display:block;font-size:12px;color:#555}td .delta::before{content:"Δ "}
 """
 

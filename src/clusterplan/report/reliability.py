@@ -9,7 +9,7 @@ from clusterplan import __version__
 from clusterplan.report.schedule import format_duration
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.schema import as_table
-from clusterplan.units import format_quantity, format_si, format_usd
+from clusterplan.units import format_quantity, format_si, format_usd, plural
 
 RELIABILITY_SCHEMA = "clusterplan.reliability/1"
 
@@ -97,7 +97,7 @@ def render_reliability(doc: dict[str, Any], stream: TextIO) -> None:
     gpu = doc["scenario"]["cluster"]["gpu"]
     console.print(f"[bold]clusterplan reliability[/bold]: {escape(doc['model']['name'])} "
                   f"({doc['model']['params'] / 1e9:.1f}B parameters) on {job['num_gpus']:,} x {gpu} "
-                  f"({job['num_nodes']:,} nodes), {job['days']:g} days")
+                  f"({job['num_nodes']:,} {plural(job['num_nodes'], 'nodes')}), {job['days']:g} days")
     summary = new_table("Summary", "", "", header=False)
     interval = doc["optimal_interval_s"]
     mode = "asynchronous" if checkpoint["asynchronous"] else "synchronous"

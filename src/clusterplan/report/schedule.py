@@ -10,6 +10,7 @@ from clusterplan import __version__
 from clusterplan.plan.schedule import Schedule
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.schema import as_table
+from clusterplan.units import plural
 
 SCHEDULE_SCHEMA = "clusterplan.schedule/1"
 SUMMARY_FIELDS = ("policy", "num_jobs", "utilization", "mean_wait_s", "median_wait_s", "p95_wait_s",
@@ -73,8 +74,9 @@ def render_schedule(doc: dict[str, Any], stream: TextIO) -> None:
     leaf += " (topology-aware placement)" if cluster["topology_aware"] else ""
     console.print(f"[bold]clusterplan schedule[/bold]: {escape(trace['name'])}, {trace['num_jobs']:,} jobs "
                   f"({trace['format']}), offered load {trace['offered_load']:.2f}")
-    console.print(f"Cluster: {cluster['num_nodes']:,} nodes x {cluster['gpus_per_node']} GPUs = "
-                  f"{cluster['num_gpus']:,} GPUs{leaf}")
+    console.print(f"Cluster: {cluster['num_nodes']:,} {plural(cluster['num_nodes'], 'nodes')} x {cluster['gpus_per_node']} "
+                  f"{plural(cluster['gpus_per_node'], 'GPUs')} = "
+                  f"{cluster['num_gpus']:,} {plural(cluster['num_gpus'], 'GPUs')}{leaf}")
     notes = [f"{count:,} {reason}" for reason, count in trace["dropped"].items()]
     if trace["num_bad_lines_skipped"]:
         notes.append(f"{trace['num_bad_lines_skipped']:,} bad lines skipped")

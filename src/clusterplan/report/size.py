@@ -14,7 +14,7 @@ from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.export import layout_table
 from clusterplan.report.tables import Table
 from clusterplan.schema import as_table
-from clusterplan.units import format_usd
+from clusterplan.units import format_usd, plural
 
 SIZE_SCHEMA = "clusterplan.size/1"
 OWN_COST_RULE = ("cost = the money committed, which the budget is checked against: owned, capex + setup + opex "
@@ -146,10 +146,13 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
                   f"{asked['start']}, {deadline}, {budget}")
     excluded = ", ".join(f"{reason} {count:,}" for reason, count in doc["excluded"].items()) or "none"
     lengths = {gpu: len(built["counts"]) for gpu, built in asked["platforms"].items()}
-    counts = (f"{len(lengths)} GPUs x {next(iter(lengths.values()))} counts" if len(set(lengths.values())) == 1
+    same = next(iter(lengths.values()))
+    counts = (f"{len(lengths)} {plural(len(lengths), 'GPUs')} x {same} {plural(same, 'counts')}"
+              if len(set(lengths.values())) == 1
               else f"{sum(lengths.values())} counts ({', '.join(f'{gpu} {n}' for gpu, n in lengths.items())})")
     console.print(f"{doc['num_candidates']:,} candidates ({escape(counts)}"
-                  f" x {len(asked['fabrics'])} fabrics x {len(asked['modes'])} modes), "
+                  f" x {len(asked['fabrics'])} {plural(len(asked['fabrics']), 'fabrics')} x {len(asked['modes'])} "
+                  f"{plural(len(asked['modes']), 'modes')}), "
                   f"{doc['num_modelled']:,} modelled; excluded: {excluded}")
     for gpu, built in asked["platforms"].items():
         if built["nvlink_domain_gpus"] > built["gpus_per_node"]:

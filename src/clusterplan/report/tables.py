@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from clusterplan.report.figures import TABLES, shown
 from clusterplan.schema import FROZEN
+from clusterplan.units import plural
 
 Cell = str | int | float | bool | None
 
@@ -31,7 +32,7 @@ def plan_heading(doc: dict[str, Any]) -> str:
     design, fabric = doc["design"], doc["design"]["fabric"]
     domains = (f", {design['num_nvlink_domains']:,} NVLink domains of {design['nvlink_domain_gpus']}"
                if "nvlink_domain_gpus" in design else "")
-    return (f"{design['num_gpus']:,} x {design['gpu']} ({design['num_nodes']:,} nodes x {design['gpus_per_node']}"
+    return (f"{design['num_gpus']:,} x {design['gpu']} ({design['num_nodes']:,} {plural(design['num_nodes'], 'nodes')} x {design['gpus_per_node']}"
             f"{domains}), {fabric['id']} {fabric['topology']}, {doc['cost']['years']} years")
 
 

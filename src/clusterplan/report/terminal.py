@@ -10,7 +10,7 @@ from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.figures import TERMINAL, money, months, shown
 from clusterplan.report.tables import plan_heading
 from clusterplan.report.training import training_rows
-from clusterplan.units import format_quantity, format_si, format_usd
+from clusterplan.units import format_quantity, format_si, format_usd, plural
 
 
 def render_plan(doc: dict[str, Any], stream: TextIO) -> None:
@@ -111,7 +111,7 @@ def _cloud(console: Console, doc: dict[str, Any]) -> None:
         console.print(cloud)
     if doc["hybrid"]:
         h = doc["hybrid"]
-        console.print(f"[bold]Hybrid[/bold]: own {h['owned_nodes']:,} of {h['num_nodes']:,} nodes "
+        console.print(f"[bold]Hybrid[/bold]: own {h['owned_nodes']:,} of {h['num_nodes']:,} {plural(h['num_nodes'], 'nodes')} "
                       f"({format_usd(h['own_usd'])}) and burst {h['burst_gpu_hours_per_year']:,.0f} GPU-hours a "
                       f"year to {h['burst_offer']} ({format_usd(h['burst_usd'])}): {format_usd(h['total_usd'])} "
                       f"over {h['years']} years\n")

@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.figures import money, months
-from clusterplan.units import format_quantity
+from clusterplan.units import format_quantity, plural
 
 
 def _money(value: float | None) -> str:
@@ -74,7 +74,8 @@ def format_figure(value: float | None, unit: str) -> str:
         return f"{value:,.4g} s"
     if unit == "fraction":
         return f"{value:.1%}"
-    return f"{value:,.0f} {unit}" if abs(value) >= 1e4 else f"{value:,.6g} {unit}"
+    noun = plural(value, unit)
+    return f"{value:,.0f} {noun}" if abs(value) >= 1e4 else f"{value:,.6g} {noun}"
 
 
 def format_delta(value: float | None, unit: str) -> str:
@@ -85,12 +86,13 @@ def format_delta(value: float | None, unit: str) -> str:
         return "0"
     sign = "+" if value > 0 else "-"
     if unit == "month":
-        return f"{sign}{abs(value):g} months"
+        return f"{sign}{abs(value):g} {plural(value, 'months')}"
     if unit.startswith("USD") or unit in ("B/s", "s"):
         return sign + format_figure(abs(value), unit)
     if unit == "fraction":
         return f"{sign}{abs(value) * 100:.2f} pp"
-    return f"{sign}{abs(value):,.0f} {unit}" if abs(value) >= 1e4 else f"{sign}{abs(value):,.4g} {unit}"
+    noun = plural(value, unit)
+    return f"{sign}{abs(value):,.0f} {noun}" if abs(value) >= 1e4 else f"{sign}{abs(value):,.4g} {noun}"
 
 
 def render_compare(doc: dict[str, Any], stream: TextIO) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from clusterplan.report.bands import band_phrase
 from clusterplan.report.console import escape, new_console, new_table
-from clusterplan.units import format_usd
+from clusterplan.units import format_usd, plural
 
 
 def _experts(layout: dict) -> str:
@@ -31,7 +32,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     memory = doc["memory_bytes_per_gpu"]
     rows = [
         ("Model", f"{doc['model']['name']} ({_parameters(doc['model'])}, sequence {doc['model']['seq_len']}), "
-                  f"{doc['num_gpus']:,} GPUs, {doc['precision']}"),
+                  f"{doc['num_gpus']:,} {plural(doc['num_gpus'], 'GPUs')}, {doc['precision']}"),
         ("Shapes", _shapes(doc["model"])),
         ("Training context", f"{doc['model']['seq_len']:,} tokens: {doc['model']['seq_len_source']}"),
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}{_experts(lay)}, "
@@ -40,7 +41,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                    f"ZeRO {lay['zero']}"),
         ("Step time", f"{doc['step_time_s']:.3f} s" + _range(doc, "step_time_s", lambda v: f"{v:.3f} s")),
         ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"
-                                         + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}")),
+                                         + _range(doc, "tokens_per_s", lambda v: f"{v:,.0f}", kind="rate")),
         ("Evidence", evidence_text(doc["evidence"])),
         ("Model TFLOP/s per GPU, MFU", _mfu(doc)),
         *((("MFU as papers count it", f"{doc['mfu_causal']:.1%} (6N + causal attention, docs/training.md)"),)
@@ -54,10 +55,10 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         effective = doc.get("effective_cloud_cost_to_train_usd", {})
         rows.append((f"Time to train {doc['tokens'] / 1e9:,.0f}B tokens",
                      _raw_effective(doc["time_to_train_s"], doc.get("effective_time_to_train_s"), _duration)
-                     + _range(doc, "time_to_train_s", _duration)))
+                     + _range(doc, "time_to_train_s", _duration, raw=True)))
         rows.append(("Cost to train (own cluster)", _raw_effective(doc["cost_to_train_usd"],
                                                                    doc.get("effective_cost_to_train_usd"), format_usd)
-                     + _range(doc, "cost_to_train_usd", format_usd)))
+                     + _range(doc, "cost_to_train_usd", format_usd, kind="cost", raw=True)))
         if "whole_run_time_to_train_s" in doc:
             rows += whole_run_rows(doc)
         offer = doc["cheapest_cloud_to_train"]
@@ -120,18 +121,21 @@ def whole_run_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return [("Time to train, whole run", _duration(doc["whole_run_time_to_train_s"])
              + _range(doc, "whole_run_time_to_train_s", _duration)),
             ("Cost to train, whole run (own)", format_usd(doc["whole_run_cost_to_train_usd"])
-             + f", {doc['whole_run_gpu_hours']:,.0f} GPU-hours" + _range(doc, "whole_run_cost_to_train_usd", format_usd)),
+             + f", {doc['whole_run_gpu_hours']:,.0f} GPU-hours" + _range(doc, "whole_run_cost_to_train_usd", format_usd, kind="cost")),
             ("Whole run over steady state", causes or "no cause modelled"),
             ("Whole-run evidence", f"{band['regime']}: n={band['n']}, median error {band['median_error']:+.1%}, band "
                                    f"{band['low_error']:+.1%} to {band['high_error']:+.1%} (docs/evidence.md)"
              if not band["out_of_domain"] else "; ".join(band["out_of_domain"]))]
 
 
-def _range(doc: dict[str, Any], name: str, fmt) -> str:
-    """" (low-high)" of a figure's evidence band, where the document has one."""
+def _range(doc: dict[str, Any], name: str, fmt, *, kind: str = "time", raw: bool = False) -> str:
+    """" predicted; published runs of this kind measured ...: LOW to HIGH" (report/bands.py) where the document
+    has a band for the figure; ``raw``: the band is of the raw figure, which the line shows beside the effective."""
     if f"{name}_low" not in doc:
         return ""
-    return f" (measured likely {fmt(doc[f'{name}_low'])} to {fmt(doc[f'{name}_high'])})"
+    phrase = band_phrase(doc[name], doc[f"{name}_low"], doc[f"{name}_high"], fmt, kind=kind,
+                         out_of_domain=bool(doc["evidence"]["out_of_domain"]))
+    return f"; raw: {phrase}" if raw else f" predicted; {phrase}"
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
@@ -186,7 +190,7 @@ def reasons(rejected: dict[str, int]) -> str:
 
 def render_training(doc: dict[str, Any], stream: TextIO) -> None:
     console = new_console(stream)
-    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']:,} GPUs")
+    console.print(f"[bold]clusterplan train[/bold]: {doc['model']['name']} on {doc['num_gpus']:,} {plural(doc['num_gpus'], 'GPUs')}")
     summary = new_table("Prediction", "", "", right=(1,), header=False)
     for row in training_rows(doc):
         summary.add_row(*row)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterplan.report.bands import band_phrase
 from clusterplan.report.xlsx_book import add_sheet, cell, column_letters, price_name, write_cell
 
 MIN_MONTHS = 120   # the cash flow runs at least ten years, so a longer horizon typed in still has its months
@@ -100,12 +101,21 @@ def _workload_inputs(training: dict[str, Any]) -> list[tuple[str, str, Any, str]
     rows = [("GPUs of the job", "train_gpus", training["num_gpus"], "GPUs (from [workload])"),
             ("Tokens to train", "train_tokens", training.get("tokens", 0.0), "tokens (workload.tokens)"),
             ("Predicted throughput", "tokens_per_s", training["tokens_per_s"],
-             f"tokens/s, the performance model's best layout ({shape}); edit for what-if, "
+             f"tokens/s, the performance model's best layout ({shape}){_band(training)}; edit for what-if, "
              "`clusterplan train` recomputes it")]
     if training.get("goodput") is not None:
         rows.append(("Goodput", "goodput", training["goodput"], "fraction of wall-clock time doing useful work "
                                                                 "(`clusterplan reliability` recomputes it)"))
     return rows
+
+
+def _band(training: dict[str, Any]) -> str:
+    """"; published runs of this kind measured ...: LOW to HIGH" of the throughput (report/bands.py), or ""."""
+    if "tokens_per_s_low" not in training:
+        return ""
+    return "; " + band_phrase(training["tokens_per_s"], training["tokens_per_s_low"], training["tokens_per_s_high"],
+                              lambda v: f"{v:,.0f}", kind="rate",
+                              out_of_domain=bool(training["evidence"]["out_of_domain"]))
 
 
 def _workload_costs(training: dict[str, Any], rates: set[str]) -> list[tuple[str, str, str, float, str]]:

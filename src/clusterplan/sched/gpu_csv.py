@@ -29,7 +29,8 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
     These traces record no requested times: estimates are the run times. ``vc``/``qos`` is the queue."""
     lines = Lines(name, skip_bad)
     reader = csv.reader(io.StringIO(text))
-    header = [column.strip().lower() for column in next(reader, [])]
+    rows = _rows(reader, name)
+    header = [column.strip().lower() for column in next(rows, [])]
     column = {role: next((header.index(a) for a in aliases if a in header), None) for role, aliases in ALIASES.items()}
     if column["gpus"] is None or column["submit"] is None:
         raise ConfigError(f"CSV header lacks a GPU column ({'/'.join(ALIASES['gpus'])}) or a submit column "
@@ -39,7 +40,7 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
     users, groups = Names(), Names()
     out: dict[str, list] = {k: [] for k in ("id", "submit", "wait", "run", "gpus", "user", "group")}
     never = 0
-    for row in reader:
+    for row in rows:
         number = reader.line_num
         if not row or not any(cell.strip() for cell in row):
             continue
@@ -78,6 +79,22 @@ def parse_gpu_csv(text: str, *, name: str = "<csv>", skip_bad: bool = False) -> 
                       estimate_s=[-1.0] * len(submit), gpus=out["gpus"], user=out["user"], queue=out["group"],
                       recorded_wait_s=out["wait"], users=users.names(), queues=groups.names(),
                       dropped={"never started": never} if never else {}, num_bad_lines=lines.bad)
+
+
+def _rows(reader, name: str):
+    """The reader's rows; a line it cannot split (a cell over ``csv.field_size_limit()``, 128 KiB unless a
+    program raised it) is an error naming the line: the rows after it cannot be trusted, so not skippable."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            limit = csv.field_size_limit()
+            detail = (f"a cell longer than {limit:,} characters (128 KiB), the most a trace cell may hold"
+                      if "field limit" in str(error) else str(error))
+            raise ConfigError(f"bad CSV line: {detail}", source=name, line=reader.line_num) from None
+        yield row
 
 
 def _gpus(text: str) -> float:

@@ -144,10 +144,12 @@ class Conservative:
                 continue
             room = room or profile.room(now)
             step = room.step_before(start)
-            if step < 0 or room.reach[step] < demand[job]:
-                continue                                  # fits nowhere earlier, even for an instant
             end = start + estimate[job]
-            if room.can_move_earlier(step, demand[job], estimate[job], start):
+            # A reservation that cannot begin earlier (no step before it has room even for an instant, or
+            # Room's exact test) keeps its start but still takes the nodes the full search gives there: the
+            # GPUs given back since it was placed may make other nodes the rule's choice (issue 31).
+            if step >= 0 and room.reach[step] >= demand[job] and room.can_move_earlier(
+                    step, demand[job], estimate[job], start):
                 slot = profile.earliest_without(demand[job], estimate[job], now, start, nodes, per_node)
             else:
                 slot = profile.same_start(demand[job], start, estimate[job], nodes, per_node)

@@ -146,7 +146,13 @@ class Profile:
 
     def _search(self, times: np.ndarray, free: np.ndarray, horizon: float, demand: int, duration: float,
                 now: float) -> tuple[float, np.ndarray, int]:
-        """``earliest`` over the steps ``times`` (free GPUs ``free``), the last of which lasts until ``horizon``."""
+        """``earliest`` over the steps ``times`` (free GPUs ``free``), the last of which lasts until ``horizon``.
+
+        Steps that ended by ``now`` are left out: one can remain when GPUs were given back from ``now`` on without
+        an ``advance(now)`` since, and its row (free GPUs before ``now``) must not choose the node at ``now``."""
+        first = int(np.searchsorted(times, now, side="right")) - 1
+        if first > 0:
+            times, free = times[first:], free[first:]
         size = self.size
         steps = times.size
         whole = demand > size

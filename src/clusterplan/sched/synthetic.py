@@ -10,6 +10,7 @@ factor 1 + Exponential(``padding``) and asks for the next standard limit at or a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -42,17 +43,49 @@ class Workload:
     user_skew: float = 1.1          # Zipf exponent of jobs per user
 
     def __post_init__(self) -> None:
-        check(self.num_jobs >= 1, "jobs", f"must be >= 1, got {self.num_jobs}")
-        check(self.load > 0, "load", f"must be > 0, got {self.load}")
-        check(self.num_users >= 1, "users", f"must be >= 1, got {self.num_users}")
-        check(0 < self.min_run_s <= self.median_run_s <= self.max_run_s, "median_run",
-              f"need 0 < min_run ({self.min_run_s}) <= median_run ({self.median_run_s}) <= max_run "
-              f"({self.max_run_s})")
-        check(self.run_sigma >= 0 and self.padding >= 0 and self.user_skew >= 0, "run_sigma/padding/user_skew",
-              "must be >= 0")
-        check(bool(self.gpu_mix) and all(g >= 1 and p >= 0 for g, p in self.gpu_mix.items())
-              and sum(self.gpu_mix.values()) > 0, "gpu_mix", f"needs GPU counts >= 1 with weights >= 0, "
-              f"got {dict(self.gpu_mix)}")
+        for key, (name, low, high) in RANGES.items():
+            _check_range(key, getattr(self, name), low, high)
+        check(self.min_run_s <= self.median_run_s <= self.max_run_s, "median_run",
+              f"need min_run ({self.min_run_s:g}) <= median_run ({self.median_run_s:g}) <= max_run "
+              f"({self.max_run_s:g})")
+        check(bool(self.gpu_mix) and all(_in(g, *GPU_COUNTS) and _in(p, *GPU_WEIGHTS)
+                                         for g, p in self.gpu_mix.items())
+              and sum(self.gpu_mix.values()) > 0, "gpus",
+              f"needs GPU counts from 1 to {GPU_COUNTS[1]:,} with finite weights from 0 to {GPU_WEIGHTS[1]:g}, "
+              f"not all 0; got {_mix_text(self.gpu_mix)}")
+
+
+MAX_JOBS = 1_000_000
+"""The most jobs a synthetic trace may ask for: the size the scheduler's speed goal is set at (EASY replays a
+million overloaded jobs in about 40 s, docs/scheduling.md); larger asks are refused before anything is drawn."""
+RANGES = {   # spec key -> (field, lowest, highest), both ends allowed; every value must also be finite
+    "jobs": ("num_jobs", 1, MAX_JOBS),
+    "load": ("load", 1e-6, 100.0),
+    "seed": ("seed", 0, 2**63 - 1),
+    "median_run": ("median_run_s", 1e-3, 1e9),
+    "sigma": ("run_sigma", 0.0, 10.0),
+    "min_run": ("min_run_s", 1e-3, 1e9),
+    "max_run": ("max_run_s", 1e-3, 1e9),
+    "padding": ("padding", 0.0, 100.0),
+    "users": ("num_users", 1, 100_000),
+    "skew": ("user_skew", 0.0, 10.0),
+}
+GPU_COUNTS = (1, 1_000_000)
+GPU_WEIGHTS = (0.0, 1e12)
+
+
+def _in(value: float, low: float, high: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high
+
+
+def _check_range(key: str, value: float, low: float, high: float) -> None:
+    whole = isinstance(low, int) and isinstance(high, int)
+    span = f"an integer from {low:,} to {high:,}" if whole else f"a number from {low:g} to {high:g}"
+    check(_in(value, low, high) and (not whole or float(value).is_integer()), key, f"must be {span}, got {value}")
+
+
+def _mix_text(mix: Mapping[int, float]) -> str:
+    return "/".join(f"{g}:{p:g}" for g, p in mix.items())
 
 
 def synthetic(workload: Workload, *, num_gpus: int) -> Trace:
@@ -101,16 +134,34 @@ def parse_workload(text: str) -> Workload:
                 mix = {}
                 for part in raw.split("/"):
                     count, _, weight = part.partition(":")
-                    mix[int(count)] = float(weight or 1)
+                    mix[_number(count, int)] = _number(weight or "1", float)
                 values["gpu_mix"] = mix
             elif key in _KEYS:
                 name, kind = _KEYS[key]
-                values[name] = kind(raw)
+                values[name] = _number(raw, kind)
             else:
                 raise ValueError(f"unknown key; one of {', '.join([*_KEYS, 'gpus'])}")
         except ValueError as error:
-            raise ConfigError(str(error), key=key, source=text) from None
+            raise ConfigError(str(error), key=key[:40], source=_shown(text)) from None
     try:
         return Workload(**values)
     except ConfigError as error:
-        raise ConfigError(error.message, key=error.key, source=text) from None
+        raise ConfigError(error.message, key=error.key, source=_shown(text)) from None
+
+
+def _shown(text: str) -> str:
+    """The spec as an error names it: cut short past 80 characters."""
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _number(raw: str, kind: type) -> float:
+    """``raw`` as ``kind``, refusing long digit strings before converting them (Python's own int limit is 4,300
+    digits, and no range here needs more than 20)."""
+    raw = raw.strip()
+    if len(raw) > 32:
+        raise ValueError(f"{raw[:20]}... is too long for a number ({len(raw):,} characters)")
+    try:
+        return kind(raw)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"must be {what}, got {raw!r}") from None

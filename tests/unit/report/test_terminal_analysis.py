@@ -17,7 +17,7 @@ def test_figures(value, unit, text):
 
 
 @pytest.mark.parametrize("value, unit, text", [
-    (150310.0, "USD", "+$150.31K"), (-230400.0, "USD", "-$230.40K"), (1, "month", "+1 months"), (0, "kW", "0"),
+    (150310.0, "USD", "+$150.31K"), (-230400.0, "USD", "-$230.40K"), (1, "month", "+1 month"), (0, "kW", "0"),
     (None, "month", "-"), (-0.001871, "fraction", "-0.19 pp"), (-2718.0, "tokens/s", "-2,718 tokens/s"),
     (0.759, "kW", "+0.759 kW"),
 ])

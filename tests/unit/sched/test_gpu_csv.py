@@ -41,3 +41,12 @@ def test_infinite_times_huge_counts_and_long_ids():
         parse_gpu_csv(head + "1,u,8,0,10,100\n2,u,1e30,5,10,20\n", name="t.csv")
     trace = parse_gpu_csv(head + "1,u,8,0,10,100\n" + "9" * 40 + ",u,8,5,10,200\n", name="t.csv")
     assert trace.job_id.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_a_cell_over_128_kib_names_its_line(skip_bad):
+    """Issue 31: a cell longer than the csv module's field limit (131,072 characters) is an error naming line 3,
+    not an internal error; skipping bad lines does not skip it (the rows after it cannot be trusted)."""
+    text = 'job_id,gpu_num,submit_time,duration\n1,1,0,10\n2,1,5,"' + "x" * 140_000 + '"\n'
+    with pytest.raises(ConfigError, match=r"^big.csv:3: bad CSV line: a cell longer than 131,072 characters"):
+        parse_gpu_csv(text, name="big.csv", skip_bad=skip_bad)

@@ -64,3 +64,15 @@ def test_room_never_rules_out_a_slot_the_search_finds():
             assert slot[0] == same[0] == start
             assert slot[1].tolist() == same[1].tolist() and slot[2] == same[2]
     assert proved > 300 and moves > 150
+
+
+def test_a_step_that_ended_at_now_does_not_choose_the_node():
+    """GPUs given back from ``now`` without an advance leave the step before ``now`` in the profile; the earliest
+    slot at ``now`` ranks nodes by what they have free at ``now`` (all 4: the lowest, node 0), not by that stale
+    step's row (node 0 had 1 free), as a longer property run found (issue 31)."""
+    profile = Profile(3, 4)
+    profile.add(0, 10, np.array([0]), 3, sign=-1)
+    profile.advance(5)
+    profile.add(5, 10, np.array([0]), 3)
+    start, nodes, per_node = profile.earliest(3, 7, 5)
+    assert (start, nodes.tolist(), per_node) == (5, [0], 3)

@@ -1,5 +1,7 @@
 """The synthetic generator: seeded, on target load, modal estimates that never undercut the run."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -36,5 +38,30 @@ def test_parse_workload_keys_and_errors():
     assert (workload.num_jobs, workload.load, workload.seed, dict(workload.gpu_mix)) == (100, 0.5, 9, {1: 3, 8: 1})
     with pytest.raises(ConfigError, match="unknown key; one of jobs, load"):
         parse_workload("synthetic:size=3")
-    with pytest.raises(ConfigError, match="load: must be > 0"):
+    with pytest.raises(ConfigError, match="load: must be a number from 1e-06 to 100, got 0"):
         parse_workload("synthetic:load=0")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("synthetic:seed=-1", "seed: must be an integer from 0 to 9,223,372,036,854,775,807, got -1"),
+    ("synthetic:gpus=1:inf", "gpus: needs GPU counts from 1 to 1,000,000 with finite weights from 0 to 1e+12"),
+    ("synthetic:gpus=1:nan", "got 1:nan"),
+    ("synthetic:jobs=999999999999", "jobs: must be an integer from 1 to 1,000,000, got 999999999999"),
+    ("synthetic:jobs=2000000", "jobs: must be an integer from 1 to 1,000,000, got 2000000"),
+    ("synthetic:jobs=1.5", "jobs: must be an integer, got '1.5'"),
+    ("synthetic:load=inf", "load: must be a number from 1e-06 to 100, got inf"),
+    ("synthetic:sigma=nan", "sigma: must be a number from 0 to 10, got nan"),
+    ("synthetic:users=99999999999", "users: must be an integer from 1 to 100,000"),
+    ("synthetic:jobs=" + "9" * 5000, "is too long for a number (5,000 characters)"),
+])
+def test_out_of_range_specs_name_the_field_and_its_range(spec, message):
+    """Issue 31: each bad synthetic spec is a ConfigError naming the field and its allowed range, raised before
+    anything is drawn (no MemoryError, NaN probabilities or minutes of generation)."""
+    with pytest.raises(ConfigError, match=re.escape(message)) as raised:
+        parse_workload(spec)
+    assert len(str(raised.value)) < 200
+
+
+def test_the_job_limit_itself_is_accepted():
+    """1,000,000 jobs, the documented limit, is a valid spec."""
+    assert parse_workload("synthetic:jobs=1000000").num_jobs == 1_000_000
