@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_toml
 from clusterplan.perf.collectives import OPS, Prediction, bus_factor
 from clusterplan.schema import FROZEN
 
@@ -150,7 +151,7 @@ def to_toml(calibration: Calibration) -> str:
 def read_calibration(text: str, *, source: str) -> Calibration:
     """Parse a calibration file written by ``to_toml`` (errors name the file and the fit)."""
     try:
-        table = tomllib.loads(text)
+        table = parse_toml(text, source=source)
         provenance = table.get("provenance", {})
         fits = []
         for index, fit in enumerate(table.get("fit", [])):
@@ -167,6 +168,8 @@ def read_calibration(text: str, *, source: str) -> Calibration:
         rates = tuple((str(name), float(value)) for name, value in table.get("rates", {}).items())
         if any(value <= 0 for _, value in rates):
             raise ValueError("rates must be > 0")
+    except ConfigError:
+        raise
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"malformed calibration TOML: {error}", source=source) from None
     except (KeyError, TypeError, ValueError, IndexError) as error:
