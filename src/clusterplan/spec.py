@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterplan.errors import ConfigError
+from clusterplan.files import read_input_text
 from clusterplan.jobs import ReliabilitySettings, Size, Workload
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
 from clusterplan.parsing import parse_toml
@@ -281,12 +282,7 @@ def _merge(base: dict, user: Mapping, origins: dict, origin: tuple[str, Any], pr
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")   # a byte-order mark, as some editors write, is skipped
-    except OSError as error:
-        raise ConfigError(f"cannot read scenario: {error.strerror}", source=str(path)) from None
-    except UnicodeDecodeError:
-        raise ConfigError("cannot read scenario: not UTF-8 text", source=str(path)) from None
+    return read_input_text(path, what="scenario")   # a byte-order mark, as some editors write, is skipped
 
 
 def _parse(text: str, source: str) -> dict:

@@ -10,6 +10,7 @@ from clusterplan.bench.calibrate import Calibration, read_calibration
 from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
 from clusterplan.bench.nccltests import NcclTestsLog, parse_nccl_tests
 from clusterplan.errors import ConfigError
+from clusterplan.files import read_input_text
 from clusterplan.parsing import parse_json
 from clusterplan.plan.collectives import Measured
 from clusterplan.verdicts import ACCEPT_SCHEMA
@@ -17,11 +18,7 @@ from clusterplan.verdicts import ACCEPT_SCHEMA
 
 def read_text(path: str, *, what: str) -> str:
     """The text of ``path``; a ``ConfigError`` naming the file when it cannot be read."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            return stream.read()
-    except OSError as error:
-        raise ConfigError(f"cannot read {what}: {error.strerror}", source=path) from None
+    return read_input_text(path, what=what, errors="replace")
 
 
 def read_log(path: str, op: str | None = None, *, text: str | None = None) -> NcclTestsLog:
