@@ -4,7 +4,8 @@ A scenario, a model's config.json, a trace, a measured run or a calibration must
 (which would wait forever for a writer), a device such as /dev/zero or /dev/urandom (which never ends), a
 socket or a folder is refused before anything is read. The file is opened without blocking, read up to a
 cap, and gzip data (detected by its magic bytes) is decompressed up to the same cap, so a gzip bomb stops
-at the cap instead of filling memory. Every refusal is a ``ConfigError`` naming the file.
+at the cap instead of filling memory. Every refusal is a ``ConfigError`` naming the file. The files read
+are remembered (device and inode) so that ``-o`` does not write over a command's own input.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ MiB = 2**20
 SMALL_INPUT_BYTES = 64 * MiB     # scenarios, config.json, measured runs, calibrations (each a few KiB to MiB)
 TRACE_BYTES = 512 * MiB          # a workload trace, after decompression
 _GZIP_MAGIC = b"\x1f\x8b"
+_READ: set[tuple[int, int]] = set()   # (device, inode) of every file read since ``forget_inputs``
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
@@ -71,13 +73,25 @@ def _read_regular(path, *, what: str, limit_bytes: int, source: str, key: str) -
         raise ConfigError(f"cannot read {what}: {error.strerror}", source=source, key=key) from None
     with os.fdopen(handle, "rb") as stream:
         try:
-            _refuse_special(os.fstat(handle).st_mode, what=what, source=source, key=key)
+            opened = os.fstat(handle)
+            _refuse_special(opened.st_mode, what=what, source=source, key=key)
+            _READ.add((opened.st_dev, opened.st_ino))
             data = stream.read(limit_bytes + 1)
         except OSError as error:
             raise ConfigError(f"cannot read {what}: {error.strerror}", source=source, key=key) from None
     if len(data) > limit_bytes:
         raise ConfigError(f"cannot read {what}: larger than {_size(limit_bytes)}", source=source, key=key)
     return data
+
+
+def is_input(info: os.stat_result) -> bool:
+    """Whether the file ``info`` describes was read as an input (``-o`` refuses to write over it)."""
+    return (info.st_dev, info.st_ino) in _READ
+
+
+def forget_inputs() -> None:
+    """Start a command afresh: no file counts as its input yet."""
+    _READ.clear()
 
 
 def _refuse_special(mode: int, *, what: str, source: str, key: str) -> None:
