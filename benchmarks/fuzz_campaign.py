@@ -1,7 +1,7 @@
 """A fuzz campaign over every input surface: scenario --set values, config.json fields, nccl-tests rows and trace
 lines, run through the real CLI in this process (``cli.main.main``), counted by outcome; then issue 31's hostile
 classes: nesting and long numbers in every parsed text, special files (devices, FIFOs, gzip bombs, folders) in
-every file-valued input, hostile -o targets, synthetic trace specs, signals during a write (each run as its own
+every file-valued input, hostile -o targets, synthetic trace specs, long CSV cells, signals during a write (each run as its own
 process) and, where benchmarks/fuzz_server.py exists, the live server on loopback.
 
 Usage: python benchmarks/fuzz_campaign.py [--examples N] [--seed S] [--surfaces set,config,...,server]
@@ -314,6 +314,18 @@ def check_synthetic(folder: Path, spec: str, policy: str) -> None:
         folder, names="synthetic")
 
 
+def check_csv_cell(folder: Path, length: int, quoted: bool) -> None:
+    """A GPU-trace CSV with one cell of ``length`` characters: past the csv module's 131,072 it is exit 2 naming
+    the file and line 3 (an internal error before)."""
+    cell = "x" * length
+    (folder / "t.csv").write_text("job_id,gpu_num,submit_time,duration\n1,1,0,10\n2,1,5," +
+                                  (f'"{cell}"' if quoted else cell) + "\n")
+    code = run("csv", ["schedule", "t.csv", "--nodes", "2", "--format", "json", "-o", "out.json"], folder,
+               names="t.csv")
+    assert length <= 131_072 or code == 2, f"a cell of {length} characters: exit {code}"
+    (folder / "t.csv").unlink()
+
+
 def check_signal(folder: Path, name: str, delay_s: float) -> None:
     """``report -o out.html`` (a process of its own) sent SIGTERM, SIGHUP or SIGINT after ``delay_s``: no
     temporary is left beside the target, and a target present is whole."""
@@ -363,6 +375,8 @@ SURFACES = {
                                              "bomb"]))),
     "output": (check_output, (st.sampled_from(OUTPUT_CASES), st.integers(200, 400), st.binary(min_size=1, max_size=6))),
     "synthetic": (check_synthetic, (st.sampled_from(SYNTHETIC_SPECS), st.sampled_from(["fifo", "easy", "conservative"]))),
+    "csv": (check_csv_cell, (st.one_of(st.sampled_from([131_072, 131_073, 400_000]), st.integers(1, 300_000)),
+                             st.booleans())),
     "signals": (check_signal, (st.sampled_from(["SIGTERM", "SIGHUP", "SIGINT"]), st.floats(0.2, 4.0))),
 }
 SUBPROCESS_SURFACES = {"signals": 12}     # each example is a process of its own: at most this many
