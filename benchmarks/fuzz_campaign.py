@@ -318,7 +318,7 @@ def check_csv_cell(folder: Path, length: int, quoted: bool) -> None:
     """A GPU-trace CSV with one cell of ``length`` characters: past the csv module's 131,072 it is exit 2 naming
     the file and line 3 (an internal error before)."""
     cell = "x" * length
-    (folder / "t.csv").write_text("job_id,gpu_num,submit_time,duration\n1,1,0,10\n2,1,5," +
+    (folder / "t.csv").write_text("job_id,gpu_num,submit_time,duration,user\n1,1,0,10,a\n2,1,5,20," +
                                   (f'"{cell}"' if quoted else cell) + "\n")
     code = run("csv", ["schedule", "t.csv", "--nodes", "2", "--format", "json", "-o", "out.json"], folder,
                names="t.csv")
