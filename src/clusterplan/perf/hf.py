@@ -173,8 +173,6 @@ def _json_object(text: str, source: str) -> dict:
         config = parse_json(text, source=source)
     except json.JSONDecodeError as error:
         raise ConfigError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
-    except RecursionError:
-        raise ConfigError("not valid JSON: nested too deeply", source=source) from None
     if not isinstance(config, dict):
         raise ConfigError("expected a JSON object", source=source)
     return config

@@ -19,8 +19,6 @@ def parse_philly(text: str, *, name: str = "<philly>", skip_bad: bool = False) -
         entries = parse_json(text, source=name)
     except json.JSONDecodeError as error:
         raise ConfigError(f"malformed JSON: {error.msg}", source=name, line=error.lineno) from None
-    except RecursionError:
-        raise ConfigError("malformed JSON: nested too deeply", source=name) from None
     if not isinstance(entries, list):
         raise ConfigError("expected a JSON list of jobs (Philly cluster_job_log)", source=name)
     lines = Lines(name, skip_bad)
