@@ -20,11 +20,13 @@ from clusterplan.errors import ConfigError
 MAX_DEPTH = 64         # levels of arrays and tables; a scenario needs 3, a model's config.json 4
 MAX_DIGITS = 100       # digits in one number; a float64 holds 17 significant ones
 
-_JSON_STRING = r'"(?:[^"\\\n]|\\.)*"'
-_TOML_STRING = (r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""' r"|'''[\s\S]*?'''" r'|"(?:[^"\\\n]|\\.)*"'
+_JSON_STRING = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+_TOML_STRING = (r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""' r"|'''[\s\S]*?'''" r'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
                 r"|'[^'\n]*'|#[^\n]*")
 _NUMBER = r"[0-9](?:_?[0-9]){%d,}" % MAX_DIGITS      # more than MAX_DIGITS digits
 _OPEN_CLOSE = {"[": 1, "{": 1, "]": -1, "}": -1}
+_OPEN_CLOSE_BYTES = {ord(bracket): step for bracket, step in _OPEN_CLOSE.items()}
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def parse_toml(text: str, *, source: str = "", key: str = "", first_line: int | None = 1) -> dict[str, Any]:
@@ -49,11 +51,13 @@ def parse_json(text: str, *, source: str = "", key: str = "") -> Any:
 
 def check_text(text: str, strings: str, *, source: str = "", key: str = "", first_line: int | None = 1) -> None:
     """Refuse nesting deeper than ``MAX_DEPTH`` or a digit run longer than ``MAX_DIGITS`` outside the
-    strings (and comments) that the regular expression ``strings`` matches; ``first_line`` None names no line."""
-    bare = re.sub(strings, '""', text)
-    brackets = re.sub(r"[^\[\]{}]", "", bare)
-    deep = bool(brackets) and max(itertools.accumulate(_OPEN_CLOSE[c] for c in brackets)) > MAX_DEPTH
-    if not deep and not re.search(_NUMBER, bare):
+    strings (and comments) that the regular expression ``strings`` matches; ``first_line`` None names no line.
+
+    A text of at most ``MAX_DEPTH`` opening brackets and no long digit run passes at once; any other is
+    measured with its strings removed, and only one that fails is scanned token by token to name the line."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH and not re.search(_NUMBER, text):
+        return
+    if not _suspect(re.sub(strings, '""', text)):
         return
     depth = 0
     for match in re.finditer(f"{strings}|[\\[{{\\]}}]|{_NUMBER}", text):     # the slow pass, only to name the line
@@ -80,6 +84,13 @@ def check_depth(value: Any, *, source: str = "", key: str = "") -> None:
             stack += [(child, depth + 1) for child in item.values()]
         elif isinstance(item, list):
             stack += [(child, depth + 1) for child in item]
+
+
+def _suspect(text: str) -> bool:
+    """Whether ``text`` (its strings removed) nests past ``MAX_DEPTH`` or holds a number of too many digits."""
+    brackets = text.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)   # UTF-8 keeps ASCII bytes apart
+    deep = bool(brackets) and max(itertools.accumulate(map(_OPEN_CLOSE_BYTES.__getitem__, brackets))) > MAX_DEPTH
+    return deep or re.search(_NUMBER, text) is not None
 
 
 def _line(text: str, position: int, first_line: int | None) -> int | None:

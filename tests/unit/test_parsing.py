@@ -73,3 +73,12 @@ def test_parser_errors_reach_the_caller():
         parse_toml("v = [")
     with pytest.raises(json.JSONDecodeError):
         parse_json("[1,")
+
+
+def test_closing_brackets_in_strings_do_not_hide_depth():
+    """`[` x 60, a string of 60 `]`, again ten times: 600 levels that a count over the raw text would miss."""
+    text = "".join("[" * 60 + '"' + "]" * 60 + '",' for _ in range(10)) + "1" + "]" * 600
+    with pytest.raises(ConfigError, match="nested more than 64 deep"):
+        parse_json(text, source="a.json")
+    with pytest.raises(ConfigError, match="nested more than 64 deep"):
+        parse_toml("v = " + text)
