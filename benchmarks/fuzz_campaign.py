@@ -74,7 +74,8 @@ class Tally:
 
     def surface(self, surface: str) -> str:
         codes = {code: n for (name, code), n in self.counts.items() if name == surface}
-        return f"{surface} {sum(codes.values())} (" + ", ".join(f"exit {c}: {n}" for c, n in sorted(codes.items())) + ")"
+        order = sorted(codes.items(), key=lambda item: (int(str(item[0]).split()[0]), str(item[0])))
+        return f"{surface} {sum(codes.values())} (" + ", ".join(f"exit {c}: {n}" for c, n in order) + ")"
 
     def line(self) -> str:
         surfaces = sorted({surface for surface, _ in self.counts})
@@ -326,19 +327,37 @@ def check_csv_cell(folder: Path, length: int, quoted: bool) -> None:
     (folder / "t.csv").unlink()
 
 
+SLOW_DISK = ("import os, sys, time\n"
+             "rename = os.replace\n"
+             "os.replace = lambda *names: (time.sleep(30), rename(*names))   # a disk slow to rename\n"
+             "from clusterplan.cli.main import entry\n"
+             "sys.argv[0] = 'clusterplan'\n"
+             "entry()\n")
+
+
 def check_signal(folder: Path, name: str, delay_s: float) -> None:
-    """``report -o out.html`` (a process of its own) sent SIGTERM, SIGHUP or SIGINT after ``delay_s``: no
-    temporary is left beside the target, and a target present is whole."""
+    """``report -o out.html`` (a process of its own) sent SIGTERM, SIGHUP or SIGINT after ``delay_s``, or
+    (``delay_s`` < 0) on a disk slow to rename, the moment its temporary file is seen beside the target: no
+    temporary is left, and a target present is whole. The second kind is counted as "caught"."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    process = subprocess.Popen([sys.executable, "-m", "clusterplan", "report", "--format", "html", "-o", "out.html"],
+    command = ["-c", SLOW_DISK] if delay_s < 0 else ["-m", "clusterplan"]
+    process = subprocess.Popen([sys.executable, *command, "report", "--format", "html", "-o", "out.html"],
                                cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(delay_s)
+    caught = False
+    if delay_s < 0:
+        while process.poll() is None and not caught:
+            caught = any(entry.startswith(".out.html.") for entry in os.listdir(folder))
+            time.sleep(0.01)
+        assert caught, f"no temporary seen: {process.stderr.read()[-300:]!r}"
+    else:
+        time.sleep(delay_s)
     process.send_signal(getattr(signal, name))
     _, err = process.communicate(timeout=120)
-    TALLY.counts["signals", process.returncode] += 1
+    TALLY.counts["signals", f"{process.returncode}{' caught' if caught else ''}"] += 1
     left = sorted(os.listdir(folder))
     assert left in ([], ["out.html"]), f"{name} after {delay_s:.2f} s left {left}"
     assert not left or (folder / "out.html").read_text().rstrip().endswith("</html>")
+    assert not caught or process.returncode == {"SIGTERM": 143, "SIGHUP": 129, "SIGINT": 130}[name], process.returncode
 
 
 def check_server(examples: int, seed_value: int) -> None:
@@ -377,9 +396,10 @@ SURFACES = {
     "synthetic": (check_synthetic, (st.sampled_from(SYNTHETIC_SPECS), st.sampled_from(["fifo", "easy", "conservative"]))),
     "csv": (check_csv_cell, (st.one_of(st.sampled_from([131_072, 131_073, 400_000]), st.integers(1, 300_000)),
                              st.booleans())),
-    "signals": (check_signal, (st.sampled_from(["SIGTERM", "SIGHUP", "SIGINT"]), st.floats(0.2, 4.0))),
+    "signals": (check_signal, (st.sampled_from(["SIGTERM", "SIGHUP", "SIGINT"]),
+                               st.one_of(st.just(-1.0), st.floats(0.2, 4.0)))),
 }
-SUBPROCESS_SURFACES = {"signals": 12}     # each example is a process of its own: at most this many
+SUBPROCESS_SURFACES = {"signals": 20}     # each example is a process of its own: at most this many
 
 
 def campaign(surface: str, examples: int, seed_value: int = 19) -> None:

@@ -115,3 +115,29 @@ def test_a_fifo_is_refused_not_waited_on(files):
         (2, "", "clusterplan: error: pipe: cannot read trace: a FIFO, not a regular file\n")
     done = cli("plan", "--set", 'workload.model_config="pipe"', cwd=files)
     assert done.returncode == 2 and done.stderr.endswith("cannot read pipe: a FIFO, not a regular file\n")
+
+
+SLOW_RENAME = ("import os, sys, time\n"
+               "rename = os.replace\n"
+               "os.replace = lambda *names: (time.sleep(60), rename(*names))   # a disk slow to rename\n"
+               "from clusterplan.cli.main import entry\n"
+               "entry()\n")
+
+
+@pytest.mark.parametrize("name, code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_a_signal_during_the_write_leaves_no_temporary(tmp_path, name, code):
+    """`plan -o out.json` signalled while its temporary exists (a slow rename holds it there): the temporary is
+    removed and the old file kept (issue 31: SIGTERM and SIGHUP left `.out.json.XXXX`)."""
+    import signal
+    import time
+    (tmp_path / "out.json").write_text("old")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    process = subprocess.Popen([sys.executable, "-c", SLOW_RENAME, "plan", "--format", "json", "-o", "out.json"],
+                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(entry.startswith(".out.json.") for entry in os.listdir(tmp_path)):
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.01)
+    process.send_signal(getattr(signal, name))
+    assert process.wait(timeout=60) == code
+    assert os.listdir(tmp_path) == ["out.json"] and (tmp_path / "out.json").read_text() == "old"
