@@ -20,7 +20,7 @@ from typing import Any
 from clusterplan.errors import ConfigError
 from clusterplan.jobs import ReliabilitySettings, Size, Workload
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
-from clusterplan.schema import FROZEN, build, check, locator, non_negative, positive, unit
+from clusterplan.schema import FROZEN, build, check, file_path, locator, non_negative, positive, unit
 from clusterplan.verdicts import AcceptThresholds
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -117,7 +117,7 @@ class Finance:
     maintenance_fraction_per_year: float
     discount_rate: float
     software_usd_per_gpu_year: float = unit("USD")
-    utilization_from_trace: str = ""   # a job trace whose replay sets the utilization ("" = use utilization)
+    utilization_from_trace: str = file_path(generated="synthetic")   # a job trace whose replay sets the utilization ("" = use utilization)
     utilization_policy: str = "easy"   # the scheduling policy of that replay
 
     def __post_init__(self) -> None:
