@@ -92,6 +92,14 @@ def protocol():
     return Protocol
 
 
+def config(app):
+    """uvicorn's settings for ``app``: the head deadline, the keep-alive timeout, the connection limit."""
+    import uvicorn
+
+    return uvicorn.Config(app, http=protocol(), log_level="warning", access_log=False, lifespan="off",
+                          timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=MAX_CONNECTIONS)
+
+
 def configure_logging() -> None:
     """The server's log lines (every 5xx with its traceback) on stderr."""
     if not log.handlers:
@@ -126,9 +134,7 @@ def serve(scenario: str | None, *, host: str, port: int, open_browser: bool, all
     out.flush()
     if open_browser:
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
-    config = uvicorn.Config(app, http=protocol(), log_level="warning", access_log=False, lifespan="off",
-                            timeout_keep_alive=KEEP_ALIVE_S, limit_concurrency=MAX_CONNECTIONS)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(config(app)).run(sockets=[sock])
     finally:
         app.state.workers.close()
