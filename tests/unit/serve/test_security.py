@@ -227,3 +227,31 @@ def test_worker_threads_do_not_outlive_close():
     process = app.state.workers._workers[0].process
     app.state.workers.close()
     assert process.poll() is not None and threading.active_count() < 100
+
+
+def test_the_scenarios_own_files_are_allowed(tmp_path, monkeypatch):
+    """A scenario naming a config.json (relative, as the command line reads it): the page plans it, and a
+    request may name the same file again, spelled relative or absolute."""
+    (tmp_path / "tiny.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 128}))
+    (tmp_path / "scenario.toml").write_text('[workload]\nmodel_config = "tiny.json"\n')
+    monkeypatch.chdir(tmp_path)
+    app = create_app("scenario.toml", workers=1)
+    try:
+        client = testclient.TestClient(app, base_url="http://127.0.0.1")
+        for value in ("tiny.json", str(tmp_path / "tiny.json"), "./tiny.json"):
+            answer = client.post("/api/plan", json={"set": [f'workload.model_config="{value}"']})
+            assert answer.status_code == 200, answer.text
+        assert_refused(client.post("/api/plan", json={"set": ['workload.model_config="scenario.toml"']}),
+                       "workload.model_config")
+    finally:
+        app.state.workers.close()
+
+
+def test_file_valued_keys_are_declared_on_the_schema():
+    """The keys the guard covers come from the schema's declaration, not a list in serve/."""
+    from clusterplan.schema import file_keys
+    from clusterplan.spec import Spec
+
+    assert file_keys(Spec) == ("finance.utilization_from_trace", "workload.model_config")
