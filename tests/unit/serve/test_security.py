@@ -255,3 +255,14 @@ def test_file_valued_keys_are_declared_on_the_schema():
     from clusterplan.spec import Spec
 
     assert file_keys(Spec) == ("finance.utilization_from_trace", "workload.model_config")
+
+
+def test_forty_fifo_requests_do_not_freeze_the_server(client, private):
+    """40 concurrent requests naming a FIFO (before: every worker thread blocked for ever and /, /api/plan and
+    /static/app.js timed out): each refused at once, and the page and its script still answered."""
+    override = f'workload.model_config="{private / "fifo"}"'
+    started = time.perf_counter()
+    with ThreadPoolExecutor(40) as pool:
+        refused = list(pool.map(lambda _: client.get("/api/plan", params={"set": override}), range(40)))
+    assert all(a.status_code == 422 for a in refused) and time.perf_counter() - started < 20
+    assert client.get("/static/app.js").status_code == 200 and client.get("/").status_code == 200
