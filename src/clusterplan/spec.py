@@ -22,7 +22,7 @@ from clusterplan.files import read_input_text
 from clusterplan.jobs import ReliabilitySettings, Size, Workload
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
 from clusterplan.parsing import parse_toml
-from clusterplan.schema import FROZEN, build, check, locator, non_negative, positive, unit
+from clusterplan.schema import FROZEN, build, check, file_path, locator, non_negative, positive, unit
 from clusterplan.verdicts import AcceptThresholds
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -119,7 +119,7 @@ class Finance:
     maintenance_fraction_per_year: float
     discount_rate: float
     software_usd_per_gpu_year: float = unit("USD")
-    utilization_from_trace: str = ""   # a job trace whose replay sets the utilization ("" = use utilization)
+    utilization_from_trace: str = file_path(generated="synthetic")   # a job trace whose replay sets the utilization ("" = use utilization)
     utilization_policy: str = "easy"   # the scheduling policy of that replay
 
     def __post_init__(self) -> None:
