@@ -129,7 +129,8 @@ def _write_beside(target: Path, data: bytes, mode: int) -> None:
     """A temporary file in ``target``'s folder, renamed over it once whole; removed on any failure."""
     name = None
     try:
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.")
+        with _signals_held():     # a signal during mkstemp waits until the name is known, so it can be removed
+            handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.")
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
         os.chmod(name, mode)
@@ -139,6 +140,20 @@ def _write_beside(target: Path, data: bytes, mode: int) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(name)
         raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held back while the block runs, delivered when it ends (where the system can)."""
+    numbers = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @contextlib.contextmanager
