@@ -101,7 +101,7 @@ def _replace(path: Path, data: bytes) -> None:
                 stream.write(data)
             return
         if info is not None and stat.S_ISREG(info.st_mode):
-            _may_replace(target, info)
+            _may_replace(target, info, shown=str(path))
         mode = stat.S_IMODE(info.st_mode) if info is not None and stat.S_ISREG(info.st_mode) else 0o666 & ~_umask()
         with _signals_end_the_write():
             _write_beside(target, data, mode)
@@ -116,13 +116,14 @@ def _stat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _may_replace(target: Path, info: os.stat_result) -> None:
+def _may_replace(target: Path, info: os.stat_result, *, shown: str) -> None:
+    """Refuse (naming ``shown``, the -o given) one of the command's inputs, or a file the user may not write."""
     if is_input(info):
         raise ConfigError("is one of this command's inputs; write the output to another file", key="-o",
-                          source=str(target))
+                          source=shown)
     if not os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
         raise ConfigError(f"you may not write this file (mode {stat.S_IMODE(info.st_mode):04o}); it is kept",
-                          key="-o", source=str(target))
+                          key="-o", source=shown)
 
 
 def _write_beside(target: Path, data: bytes, mode: int) -> None:
