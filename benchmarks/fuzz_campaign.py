@@ -1,7 +1,10 @@
 """A fuzz campaign over every input surface: scenario --set values, config.json fields, nccl-tests rows and trace
-lines, run through the real CLI in this process (``cli.main.main``), counted by outcome.
+lines, run through the real CLI in this process (``cli.main.main``), counted by outcome; then issue 31's hostile
+classes: nesting and long numbers in every parsed text, special files (devices, FIFOs, gzip bombs, folders) in
+every file-valued input, hostile -o targets, synthetic trace specs, long CSV cells, signals during a write (each run as its own
+process) and, where benchmarks/fuzz_server.py exists, the live server on loopback.
 
-Usage: python benchmarks/fuzz_campaign.py [--examples N] [--seed S] [--surfaces set,config,nccl,trace]
+Usage: python benchmarks/fuzz_campaign.py [--examples N] [--seed S] [--surfaces set,config,...,server]
 
 Each example must end as the contract says: exit 0, 2 or 3; no traceback; an exit 2 is one line on stderr that
 names the key (``--set``), or the file and line (logs, traces), or the file (config.json); the folder it ran in
@@ -15,10 +18,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import io
 import json
 import os
+import signal
+import socket
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,7 +74,8 @@ class Tally:
 
     def surface(self, surface: str) -> str:
         codes = {code: n for (name, code), n in self.counts.items() if name == surface}
-        return f"{surface} {sum(codes.values())} (" + ", ".join(f"exit {c}: {n}" for c, n in sorted(codes.items())) + ")"
+        order = sorted(codes.items(), key=lambda item: (int(str(item[0]).split()[0]), str(item[0])))
+        return f"{surface} {sum(codes.values())} (" + ", ".join(f"exit {c}: {n}" for c, n in order) + ")"
 
     def line(self) -> str:
         surfaces = sorted({surface for surface, _ in self.counts})
@@ -147,6 +155,224 @@ def check_trace(folder: Path, index: int, token: str, skip_bad: bool) -> None:
     (folder / "t.swf").unlink()
 
 
+# --- issue 31: hostile classes -------------------------------------------------------------------------------
+
+BENCHMARKS = Path(__file__).parent
+GZIP_MEBIBYTE = gzip.compress(b"\0" * 2**20)       # members concatenate: N of them decompress to N MiB
+
+
+def nested(depth: int, opener: str, *, toml: bool) -> str:
+    """``depth`` levels of arrays ("[") or tables ("{") around a 1."""
+    if opener == "[":
+        return "[" * depth + "1" + "]" * depth
+    return ("{a=" if toml else '{"a":') * depth + "1" + "}" * depth
+
+
+NEST_PLACES = {   # place -> (argv, the file written (None for --set), what the error must name)
+    "set": (["plan", "--format", "json", "--set", "cluster.num_nodes={v}", "-o", "out.json"], None, "cluster.num_nodes"),
+    "scenario": (["plan", "s.toml", "--format", "json", "-o", "out.json"], "s.toml", "s.toml"),
+    "config": (["plan", "--set", 'workload.model_config="config.json"', "--format", "json", "-o", "out.json"],
+               "config.json", "config.json"),
+    "measured": (["report", "--measured", "m.json", "--format", "json", "-o", "out.json"], "m.json", "m.json"),
+    "calibrate": (["calibrate", "m.json", "-o", "out.json"], "m.json", "m.json"),
+}
+
+
+def nest_text(place: str, value: str) -> str:
+    if place == "scenario":
+        return f"[cluster]\nnum_nodes = {value}\n"
+    if place == "config":
+        return json.dumps(CONFIG)[:-1] + f', "rope_scaling": {value}}}'
+    return '{"schema": "clusterplan.bench/1", "op": "all_reduce", "world_size": 8, "rows": ' + value + "}"
+
+
+def check_nesting(folder: Path, place: str, depth: int, opener: str) -> None:
+    """Nesting past 64 levels is exit 2 naming the key or file, whatever the depth (RecursionError before)."""
+    argv, name, names = NEST_PLACES[place]
+    value = nested(depth, opener, toml=place in ("set", "scenario"))
+    if name:
+        (folder / name).write_text(nest_text(place, value))
+    code = run("nesting", [a.replace("{v}", value) for a in argv], folder, names=names)
+    assert depth <= 64 or code == 2, f"{place}: {depth} levels gave exit {code}"
+    if name:
+        (folder / name).unlink()
+
+
+def check_digits(folder: Path, place: str, digits: int, sign: str) -> None:
+    """A number of more than 100 digits is exit 2 naming it (Python's int-string limit, exit 1, before)."""
+    argv, name, names = NEST_PLACES[place]
+    value = sign + "7" * digits
+    if name:
+        (folder / name).write_text(nest_text(place, value))
+    code = run("digits", [a.replace("{v}", value) for a in argv], folder, names=names)
+    assert digits <= 100 or code == 2, f"{place}: {digits} digits gave exit {code}"
+    if name:
+        (folder / name).unlink()
+
+
+FILE_PLACES = {   # place -> argv with {f} for the file
+    "trace": ["schedule", "{f}", "--format", "json", "-o", "out.json"],
+    "utilization_from_trace": ["plan", "--set", 'finance.utilization_from_trace="{f}"', "--format", "json"],
+    "model_config": ["train", "--model-config", "{f}", "--format", "json"],
+    "scenario": ["plan", "{f}", "--format", "json"],
+    "measured": ["report", "--measured", "{f}", "--format", "json", "-o", "out.json"],
+    "calibration": ["collectives", "--calibration", "{f}", "--format", "json"],
+    "calibrate": ["calibrate", "{f}", "-o", "out.json"],
+    "nccl_log": ["bench", "parse", "{f}"],
+}
+
+
+def special_file(folder: Path, kind: str, place: str) -> str:
+    """The name of a file of ``kind`` made in ``folder`` (or a device's path)."""
+    if kind.startswith("/dev/"):
+        return kind
+    path = folder / f"in.{kind}"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(path))
+        SOCKETS.append(listener)
+    elif kind == "bomb":
+        path.write_bytes(GZIP_MEBIBYTE * (513 if place in ("trace", "utilization_from_trace") else 65))
+    return path.name
+
+
+SOCKETS: list[socket.socket] = []
+
+
+def check_files(folder: Path, place: str, kind: str) -> None:
+    """A device, FIFO, socket, folder or gzip bomb as any input file: exit 2 naming it, at once (a hang or
+    a MemoryError before)."""
+    name = special_file(folder, kind, place)
+    code = run("files", [a.replace("{f}", name) for a in FILE_PLACES[place]], folder, names=name)
+    assert code == 2, f"{place} {kind}: exit {code}"
+    while SOCKETS:
+        SOCKETS.pop().close()
+
+
+OUTPUT_CASES = ("loop", "long", "own-input", "hard-link-to-input", "missing-folder", "folder", "not-utf8",
+                "read-only", "dev-null")
+
+
+def check_output(folder: Path, case: str, length: int, raw: bytes) -> None:
+    """Hostile -o targets: named refusals (exit 2) or a whole write (exit 0); inputs and read-only files kept,
+    no temporary left."""
+    scenario = folder / "in.toml"
+    scenario.write_text("[cluster]\nnum_nodes = 2\n")
+    target = {"loop": "loop-a", "long": "n" * length, "own-input": "in.toml", "hard-link-to-input": "hard.toml",
+              "missing-folder": "none/out.json", "folder": "sub", "dev-null": os.devnull,
+              "not-utf8": os.fsdecode(b"out-" + raw.replace(b"/", b"_").replace(b"\0", b"_") + b".json"),
+              "read-only": "kept.json"}[case]
+    if case == "loop":
+        os.symlink("loop-b", folder / "loop-a")
+        os.symlink("loop-a", folder / "loop-b")
+    elif case == "hard-link-to-input":
+        os.link(scenario, folder / "hard.toml")
+    elif case == "folder":
+        (folder / "sub").mkdir()
+    elif case == "read-only":
+        (folder / "kept.json").write_text("keep")
+        (folder / "kept.json").chmod(0o444)
+    before = set(os.listdir(folder))
+    out, err = io.StringIO(), io.StringIO()
+    as_nobody = case == "read-only" and os.geteuid() == 0    # root may write any file: test as another user
+    folder.chmod(0o777) if as_nobody else None
+    with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        if as_nobody:
+            os.setegid(65534)
+            os.seteuid(65534)
+        try:
+            code = int(main(["plan", "in.toml", "--format", "json", "-o", target]))
+        finally:
+            if as_nobody:
+                os.seteuid(0)
+                os.setegid(0)
+    TALLY.counts["output", code] += 1
+    lines = err.getvalue().splitlines()
+    must_refuse = case not in ("dev-null", "not-utf8") and not (case == "long" and length <= 255)
+    assert code == (2 if must_refuse else 0), f"-o {case}: exit {code}: {err.getvalue()[-300:]}"
+    assert code == 0 or (len(lines) == 1 and "-o" in lines[0] and "Traceback" not in err.getvalue()), lines
+    assert scenario.read_text() == "[cluster]\nnum_nodes = 2\n"
+    assert case != "read-only" or (folder / "kept.json").read_text() == "keep"
+    after = set(os.listdir(folder))
+    written = {os.path.basename(target)} if code == 0 and target != os.devnull else set()
+    assert after <= before | written and not any(n.startswith(".") for n in after), sorted(after - before)
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+SYNTHETIC_SPECS = ["synthetic:seed=-1", "synthetic:gpus=1:inf", "synthetic:gpus=1:nan", "synthetic:jobs=999999999999",
+                   "synthetic:jobs=2000000", "synthetic:jobs=" + "9" * 5000, "synthetic:load=1e999",
+                   "synthetic:load=-1", "synthetic:jobs=0", "synthetic:median_run=0", "synthetic:users=0",
+                   "synthetic:jobs=100,load=50"]
+
+
+def check_synthetic(folder: Path, spec: str, policy: str) -> None:
+    """Synthetic trace specs out of range: exit 2 naming the spec, at once (MemoryError, NaN or minutes before)."""
+    run("synthetic", ["schedule", spec, "--policy", policy, "--nodes", "4", "--format", "json", "-o", "out.json"],
+        folder, names="synthetic")
+
+
+def check_csv_cell(folder: Path, length: int, quoted: bool) -> None:
+    """A GPU-trace CSV with one cell of ``length`` characters: past the csv module's 131,072 it is exit 2 naming
+    the file and line 3 (an internal error before)."""
+    cell = "x" * length
+    (folder / "t.csv").write_text("job_id,gpu_num,submit_time,duration,user\n1,1,0,10,a\n2,1,5,20," +
+                                  (f'"{cell}"' if quoted else cell) + "\n")
+    code = run("csv", ["schedule", "t.csv", "--nodes", "2", "--format", "json", "-o", "out.json"], folder,
+               names="t.csv")
+    assert length <= 131_072 or code == 2, f"a cell of {length} characters: exit {code}"
+    (folder / "t.csv").unlink()
+
+
+SLOW_DISK = ("import os, sys, time\n"
+             "rename = os.replace\n"
+             "os.replace = lambda *names: (time.sleep(30), rename(*names))   # a disk slow to rename\n"
+             "from clusterplan.cli.main import entry\n"
+             "sys.argv[0] = 'clusterplan'\n"
+             "entry()\n")
+
+
+def check_signal(folder: Path, name: str, delay_s: float) -> None:
+    """``report -o out.html`` (a process of its own) sent SIGTERM, SIGHUP or SIGINT after ``delay_s``, or
+    (``delay_s`` < 0) on a disk slow to rename, the moment its temporary file is seen beside the target: no
+    temporary is left, and a target present is whole. The second kind is counted as "caught"."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = ["-c", SLOW_DISK] if delay_s < 0 else ["-m", "clusterplan"]
+    process = subprocess.Popen([sys.executable, *command, "report", "--format", "html", "-o", "out.html"],
+                               cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    caught = False
+    if delay_s < 0:
+        while process.poll() is None and not caught:
+            caught = any(entry.startswith(".out.html.") for entry in os.listdir(folder))
+            time.sleep(0.01)
+        assert caught, f"no temporary seen: {process.stderr.read()[-300:]!r}"
+    else:
+        time.sleep(delay_s)
+    process.send_signal(getattr(signal, name))
+    _, err = process.communicate(timeout=120)
+    TALLY.counts["signals", f"{process.returncode}{' caught' if caught else ''}"] += 1
+    left = sorted(os.listdir(folder))
+    assert left in ([], ["out.html"]), f"{name} after {delay_s:.2f} s left {left}"
+    assert not left or (folder / "out.html").read_text().rstrip().endswith("</html>")
+    assert not caught or process.returncode == {"SIGTERM": 143, "SIGHUP": 129, "SIGINT": 130}[name], process.returncode
+
+
+def check_server(examples: int, seed_value: int) -> None:
+    """The server's campaign (benchmarks/fuzz_server.py, loopback only, bounded), where it exists."""
+    script = BENCHMARKS / "fuzz_server.py"
+    if not script.exists():
+        print("  server: benchmarks/fuzz_server.py not present; the server's campaign is not run", flush=True)
+        return
+    done = subprocess.run([sys.executable, str(script), "--examples", str(min(examples, 300)), "--seed", str(seed_value),
+                           "--seconds", "300"], capture_output=True, text=True, timeout=900)
+    for line in done.stdout.splitlines():          # its counts per class and its summary, as it prints them
+        print(f"  {line}", flush=True)
+    assert done.returncode == 0, f"fuzz_server.py exit {done.returncode}: {done.stderr[-500:]}"
+
+
 SURFACES = {
     "set": (check_set, (st.sampled_from(KEYS), set_values)),
     "config": (check_config, (st.sampled_from(sorted(CONFIG)), config_values)),
@@ -156,12 +382,29 @@ SURFACES = {
                           st.sampled_from([0, 0, 0, 5, 30, 60, 90]))),
     "trace": (check_trace, (st.integers(0, 17), st.one_of(st.sampled_from(SWF_TOKENS), st.floats().map(repr)),
                             st.booleans())),
+    "nesting": (check_nesting, (st.sampled_from(sorted(NEST_PLACES)),
+                                st.one_of(st.sampled_from([1, 3, 63, 64, 65, 500, 100_000]), st.integers(1, 3000)),
+                                st.sampled_from("[{"))),
+    "digits": (check_digits, (st.sampled_from(["set", "scenario", "config"]),
+                              st.one_of(st.sampled_from([1, 17, 100, 101, 4300, 4301, 5000]), st.integers(1, 6000)),
+                              st.sampled_from(["", "-", "+"]))),
+    "files": (check_files, (st.sampled_from(sorted(FILE_PLACES)),
+                            st.sampled_from(["/dev/zero", "/dev/urandom", "/dev/null", "fifo", "folder", "socket",
+                                             "bomb"]))),
+    "output": (check_output, (st.sampled_from(OUTPUT_CASES), st.integers(200, 400), st.binary(min_size=1, max_size=6))),
+    "synthetic": (check_synthetic, (st.sampled_from(SYNTHETIC_SPECS), st.sampled_from(["fifo", "easy", "conservative"]))),
+    "csv": (check_csv_cell, (st.one_of(st.sampled_from([131_072, 131_073, 400_000]), st.integers(1, 300_000)),
+                             st.booleans())),
+    "signals": (check_signal, (st.sampled_from(["SIGTERM", "SIGHUP", "SIGINT"]),
+                               st.one_of(st.just(-1.0), st.floats(0.2, 4.0)))),
 }
+SUBPROCESS_SURFACES = {"signals": 20}     # each example is a process of its own: at most this many
 
 
 def campaign(surface: str, examples: int, seed_value: int = 19) -> None:
     """Run ``examples`` examples of ``surface``; an AssertionError (shrunk by hypothesis) when one breaks the contract."""
     check, strategies = SURFACES[surface]
+    examples = min(examples, SUBPROCESS_SURFACES.get(surface, examples))
 
     @seed(seed_value)
     @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
@@ -178,14 +421,19 @@ def main_campaign() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=500, help="examples per surface (default 500)")
     parser.add_argument("--seed", type=int, default=19)
-    parser.add_argument("--surfaces", default=",".join(SURFACES))
+    parser.add_argument("--surfaces", default=",".join([*SURFACES, "server"]))
     args = parser.parse_args()
     start = time.perf_counter()
     for surface in args.surfaces.split(","):
-        campaign(surface, args.examples, args.seed)
-        print(f"  {TALLY.surface(surface)}", flush=True)
+        if surface == "server":
+            check_server(args.examples, args.seed)
+        else:
+            campaign(surface, args.examples, args.seed)
+        if any(name == surface for name, _ in TALLY.counts):
+            print(f"  {TALLY.surface(surface)}", flush=True)
     print(f"fuzz campaign, seed {args.seed}, {time.perf_counter() - start:.0f} s: {TALLY.line()}")
-    print("every example: exit 0, 2 or 3, no traceback, an exit 2 one line naming its key or file, nothing left behind")
+    print("every example: exit 0, 2 or 3, no traceback, an exit 2 one line naming its key or file, nothing left behind"
+          " (signals: the process ends by its signal or its exit code, no temporary left, a target present is whole)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from clusterplan.names import (ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES,
                                SOFTWARE)
-from clusterplan.schema import FROZEN, check, non_negative, positive, unit
+from clusterplan.schema import FROZEN, check, file_path, non_negative, positive, unit
 
 
 @dataclass(**FROZEN)
@@ -19,7 +19,7 @@ class Workload:
     """
 
     model: str = ""                  # a preset name (``clusterplan train --list-models``)
-    model_config: str = ""           # or a Hugging Face config.json, relative to the scenario file
+    model_config: str = file_path()  # or a Hugging Face config.json (or a snapshot folder holding one)
     tokens: float = unit("count", default=0.0)   # token budget for time- and cost-to-train (0 = none)
     gpus: int = 0                    # GPUs the job uses, whole nodes (0 = the whole cluster)
     seq_len: int = 0                 # 0 = the model's published context length

@@ -195,3 +195,39 @@ def positive(value: float, key: str) -> None:
 def non_negative(value: float | None, key: str) -> None:
     """A scenario key that must be >= 0; None ("auto") passes."""
     check(value is None or value >= 0, key, f"must be >= 0, got {value}")
+
+
+def file_path(*, generated: str = "") -> Any:
+    """A ``str`` field (default "", none) whose value names a file that a model reads; values that are
+    ``generated`` or start with ``generated:`` (e.g. ``synthetic:jobs=100``) ask for generated input instead.
+    Declared here, on the field, so that every reader of file-valued keys (the live server) sees them all."""
+    return dataclasses.field(default="", metadata={"file": generated})
+
+
+def file_values(value: Any, prefix: str = "") -> dict[str, str]:
+    """The dotted key -> value of every ``file_path`` field of a dataclass tree whose value names a file
+    ("" and generated inputs name none)."""
+    found: dict[str, str] = {}
+    for field in dataclasses.fields(value):
+        item, key = getattr(value, field.name), f"{prefix}{field.name}"
+        if "file" in field.metadata and item and not _generated(item, field.metadata["file"]):
+            found[key] = item
+        elif dataclasses.is_dataclass(item):
+            found |= file_values(item, f"{key}.")
+    return found
+
+
+def file_keys(cls: type, prefix: str = "") -> tuple[str, ...]:
+    """The dotted keys of every ``file_path`` field of dataclass ``cls`` and the dataclasses it holds."""
+    keys: list[str] = []
+    for field in dataclasses.fields(cls):
+        hint = _hints(cls)[field.name]
+        if "file" in field.metadata:
+            keys.append(f"{prefix}{field.name}")
+        elif dataclasses.is_dataclass(hint):
+            keys += file_keys(hint, f"{prefix}{field.name}.")
+    return tuple(keys)
+
+
+def _generated(value: str, generated: str) -> bool:
+    return bool(generated) and (value == generated or value.startswith(f"{generated}:"))

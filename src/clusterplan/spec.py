@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from clusterplan.errors import ConfigError
+from clusterplan.files import read_input_text
 from clusterplan.jobs import ReliabilitySettings, Size, Workload
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
-from clusterplan.schema import FROZEN, build, check, locator, non_negative, positive, unit
+from clusterplan.parsing import parse_toml
+from clusterplan.schema import FROZEN, build, check, file_path, locator, non_negative, positive, unit
 from clusterplan.verdicts import AcceptThresholds
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -115,7 +117,8 @@ class Finance:
     years: int
     utilization: float
     discount_rate: float
-    utilization_from_trace: str = ""   # a job trace whose replay sets the utilization ("" = use utilization)
+    utilization_from_trace: str = file_path(generated="synthetic")   # a job trace whose replay sets the
+    # utilization ("" = use utilization)
     utilization_policy: str = "easy"   # the scheduling policy of that replay
     # Owning (docs/cost.md): licences switched on by catalog id, the fabric's subnet manager, support after the
     # warranty (or from support_start_year), the flat maintenance fraction instead (0 = off), economic lives per
@@ -316,23 +319,33 @@ def _merge(base: dict, user: Mapping, origins: dict, origin: tuple[str, Any], pr
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")   # a byte-order mark, as some editors write, is skipped
-    except OSError as error:
-        raise ConfigError(f"cannot read scenario: {error.strerror}", source=str(path)) from None
-    except UnicodeDecodeError:
-        raise ConfigError("cannot read scenario: not UTF-8 text", source=str(path)) from None
+    return read_input_text(path, what="scenario")   # a byte-order mark, as some editors write, is skipped
 
 
 def _parse(text: str, source: str) -> dict:
     try:
-        return tomllib.loads(text)
+        return parse_toml(text, source=source)
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         match = re.search(r"\(at line (\d+), column \d+\)", message)
         line = int(match.group(1)) if match else None
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", message) if match else message
-        raise ConfigError(f"malformed TOML: {reason}", source=source, line=line) from None
+        hint = _bare_word(text, line) if reason == "Invalid value" else None
+        raise ConfigError(hint or f"malformed TOML: {reason}", source=source, line=line) from None
+
+
+def _bare_word(text: str, line: int | None) -> str | None:
+    """``section.key = word: strings need quotes in TOML: "word"`` when ``line`` gives a bare word as a value."""
+    lines = text.splitlines()
+    if line is None or not 0 < line <= len(lines):
+        return None
+    match = re.fullmatch(r"\s*([\w.\"-]+)\s*=\s*([A-Za-z_][\w.:/+-]*)\s*(?:#.*)?", lines[line - 1])
+    if not match:
+        return None
+    headers = [re.fullmatch(r"\s*\[\[?\s*([\w.\"-]+)\s*\]\]?\s*(?:#.*)?", row) for row in lines[:line - 1]]
+    section = next((h.group(1) + "." for h in reversed(headers) if h), "")
+    key, word = match.groups()
+    return f'{section}{key} = {word}: strings need quotes in TOML: "{word}"'
 
 
 def _parse_override(text: str) -> tuple[str, Any]:
@@ -340,10 +353,21 @@ def _parse_override(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not re.fullmatch(r"[A-Za-z_][\w-]*\.[\w.\"-]+", key):
-        raise ConfigError("expected section.key=value", source=f"--set {text}")
+        raise ConfigError("expected section.key=value", source=f"--set {_printable(text)}")
+    if _printable(raw) != raw:
+        raise ConfigError(f"not UTF-8 text: {_printable(raw.strip())}", key=key, source="--set")
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        value = parse_toml(f"v = {raw.strip()}", source="--set", key=key, first_line=None)["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
     section, _, name = key.partition(".")
     return f"{section}.{name.strip(chr(34))}", value
+
+
+def _printable(text: str) -> str:
+    """``text`` with the bytes a command line held that were not UTF-8 (surrogate escapes) written as ``\\xff``."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:        # a surrogate no command line makes
+        data = text.encode("utf-8", "backslashreplace")
+    return data.decode("utf-8", "backslashreplace")

@@ -1,5 +1,6 @@
 """A bounded fuzz suite over every input surface (issue 19): scenario --set values, config.json fields, nccl-tests
-rows and trace lines through the real CLI in process; each example exits 0, 2 or 3, without a traceback, an
+rows and trace lines through the real CLI in process, and issue 31's nesting, long numbers, special files and
+hostile -o targets; each example exits 0, 2 or 3, without a traceback, an
 exit 2 in one line naming its key or file, and leaves nothing behind.
 
 benchmarks/fuzz_campaign.py holds the surfaces and checks and runs a larger budget; here each surface runs a
@@ -14,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 fuzz_campaign = pytest.importorskip("fuzz_campaign")
 
-BUDGET = {"set": 60, "config": 40, "nccl": 60, "trace": 40}
+BUDGET = {"set": 60, "config": 40, "nccl": 60, "trace": 40, "nesting": 20, "digits": 20, "files": 20, "output": 20}
 
 
 @pytest.mark.parametrize("surface", sorted(BUDGET))

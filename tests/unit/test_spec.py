@@ -177,3 +177,42 @@ def test_impossible_sizes_are_errors_not_crashes(override, message):
     OverflowError, a ValueError or (1e20 TB of storage) all the machine's memory."""
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_spec(None, [override])
+
+
+def test_bare_word_value_gets_the_quote_hint(tmp_path):
+    """Issue 30: `model = llama3-70b` under [workload] says how to write it."""
+    path = write(tmp_path, "[cluster]\nnum_nodes = 2\n\n[workload]\nmodel = llama3-70b  # the preset\n")
+    with pytest.raises(ConfigError) as error:
+        load_spec(path)
+    assert str(error.value) == f'{path}:5: workload.model = llama3-70b: strings need quotes in TOML: "llama3-70b"'
+
+
+def test_other_invalid_values_keep_the_parser_message(tmp_path):
+    with pytest.raises(ConfigError, match=r":2: malformed TOML: Invalid value"):
+        load_spec(write(tmp_path, "[cluster]\nnum_nodes = @\n"))
+
+
+@pytest.mark.parametrize("value, message", [
+    ("[" * 500, "--set: cluster.num_nodes: arrays and tables nested more than 64 deep"),
+    ("1" * 5000, "--set: cluster.num_nodes: a number of 5000 digits; at most 100"),
+])
+def test_set_bounds_nesting_and_digits(value, message):
+    """Issue 31: 500 `[` or 5,000 digits in --set (RecursionError, int-string limit) are bad input."""
+    with pytest.raises(ConfigError) as error:
+        load_spec(None, [f"cluster.num_nodes={value}"])
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("value, line", [("[" * 500, 2), ("9" * 5000, 2)])
+def test_scenario_bounds_nesting_and_digits(tmp_path, value, line):
+    path = write(tmp_path, f"[cluster]\nnum_nodes = {value}\n")
+    with pytest.raises(ConfigError) as error:
+        load_spec(path)
+    assert (error.value.source, error.value.line) == (str(path), line)
+
+
+def test_set_value_not_utf8_is_named():
+    """`--set $'about.name=\\xff'` reaches Python as a surrogate escape; it is bad input, not a crash later."""
+    with pytest.raises(ConfigError) as error:
+        load_spec(None, ["about.name=\udcff"])
+    assert str(error.value) == r"--set: about.name: not UTF-8 text: \xff"

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_toml
 from clusterplan.perf.collectives import OPS, Prediction, bus_factor
 from clusterplan.schema import FROZEN
 
@@ -115,14 +116,32 @@ def calibrate(documents: Iterable[dict], *, today: datetime.date | None = None,
         if op not in OPS or not isinstance(ranks, int) or ranks < 1:
             raise ConfigError(f"needs the collective and the number of ranks (got op {op!r}, ranks {ranks!r}); "
                               f"pass --op and --ranks for a log that does not print them", source=doc.get("source", ""))
-        for row in doc["rows"]:
-            placement = row.get("out_of_place") or {}
-            groups.setdefault((op, ranks), []).append((row["size_bytes"], placement.get("time_s", 0.0)))
+        groups.setdefault((op, ranks), []).extend(_points(doc))
         sources.append(doc.get("source", ""))
         hosts.extend(h for h in doc.get("hosts", []) if h not in hosts)
     fits = tuple(fit_rows(op, ranks, points) for (op, ranks), points in sorted(groups.items()))
     return Calibration(fits=fits, sources=tuple(sources), hosts=tuple(hosts),
                        created=(today or datetime.date.today()).isoformat(), rates=tuple(rates))
+
+
+def _points(doc: dict) -> list[tuple[float, float]]:
+    """(size in bytes, out-of-place time in s) of each row; a row that is not one is named by its index."""
+    rows = doc.get("rows")
+    if not isinstance(rows, list):
+        raise ConfigError("rows: expected a list of {size_bytes, out_of_place: {time_s}}", source=doc.get("source", ""))
+    points = []
+    for index, row in enumerate(rows):
+        placement = (row.get("out_of_place") or {}) if isinstance(row, dict) else None
+        size, time_s = (row.get("size_bytes"), placement.get("time_s", 0.0)) if isinstance(placement, dict) else (None, None)
+        if not (_finite(size) and _finite(time_s) and size >= 0 and time_s >= 0):
+            raise ConfigError(f"rows[{index}]: needs size_bytes and out_of_place.time_s, finite numbers >= 0",
+                              source=doc.get("source", ""))
+        points.append((size, time_s))
+    return points
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def to_toml(calibration: Calibration) -> str:
@@ -150,7 +169,7 @@ def to_toml(calibration: Calibration) -> str:
 def read_calibration(text: str, *, source: str) -> Calibration:
     """Parse a calibration file written by ``to_toml`` (errors name the file and the fit)."""
     try:
-        table = tomllib.loads(text)
+        table = parse_toml(text, source=source)
         provenance = table.get("provenance", {})
         fits = []
         for index, fit in enumerate(table.get("fit", [])):
@@ -167,6 +186,8 @@ def read_calibration(text: str, *, source: str) -> Calibration:
         rates = tuple((str(name), float(value)) for name, value in table.get("rates", {}).items())
         if any(value <= 0 for _, value in rates):
             raise ValueError("rates must be > 0")
+    except ConfigError:
+        raise
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"malformed calibration TOML: {error}", source=source) from None
     except (KeyError, TypeError, ValueError, IndexError) as error:

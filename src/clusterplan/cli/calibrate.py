@@ -12,6 +12,7 @@ from clusterplan.cli.exits import Exit
 from clusterplan.cli.inputs import read_log, read_text
 from clusterplan.cli.output import emit
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_json
 from clusterplan.plan.accept_calibration import calibration_inputs
 from clusterplan.verdicts import ACCEPT_SCHEMA
 
@@ -53,9 +54,9 @@ def _documents(path: str, op: str | None, ranks: int | None) -> tuple[list[dict]
     text = read_text(path, what="measurements")
     if text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text)
-        except ValueError as error:
-            raise ConfigError(f"malformed JSON: {error}", source=path) from None
+            doc = parse_json(text, source=path)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"malformed JSON: {error.msg}", source=path, line=error.lineno) from None
         if isinstance(doc, dict) and doc.get("schema") == ACCEPT_SCHEMA:
             return calibration_inputs(doc, source=path)
         if not isinstance(doc, dict) or doc.get("schema") != BENCH_SCHEMA:

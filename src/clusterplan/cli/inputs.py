@@ -10,17 +10,15 @@ from clusterplan.bench.calibrate import Calibration, read_calibration
 from clusterplan.bench.gemm import SCHEMA as GEMM_SCHEMA
 from clusterplan.bench.nccltests import NcclTestsLog, parse_nccl_tests
 from clusterplan.errors import ConfigError
+from clusterplan.files import read_input_text
+from clusterplan.parsing import parse_json
 from clusterplan.plan.collectives import Measured
 from clusterplan.verdicts import ACCEPT_SCHEMA
 
 
 def read_text(path: str, *, what: str) -> str:
     """The text of ``path``; a ``ConfigError`` naming the file when it cannot be read."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            return stream.read()
-    except OSError as error:
-        raise ConfigError(f"cannot read {what}: {error.strerror}", source=path) from None
+    return read_input_text(path, what=what, errors="replace")
 
 
 def read_log(path: str, op: str | None = None, *, text: str | None = None) -> NcclTestsLog:
@@ -38,9 +36,11 @@ def read_measured(path: str, op: str | None = None) -> Measured:
     text = read_text(path, what="measurements")
     if text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text)
+            doc = parse_json(text, source=path)
             rows = {int(r["size_bytes"]): r["out_of_place"] for r in doc["rows"]}
             return Measured(op=doc.get("op"), num_ranks=doc.get("world_size"), rows=rows, source=path)
+        except ConfigError:
+            raise
         except (ValueError, KeyError, TypeError) as error:
             raise ConfigError(f"not a clusterplan.bench/1 document ({error})", source=path) from None
     log = read_log(path, op, text=text)
@@ -55,8 +55,8 @@ def read_acceptance(path: str) -> dict | None:
     if not text.lstrip().startswith("{"):
         return None
     try:
-        doc = json.loads(text)
-    except ValueError:
+        doc = parse_json(text, source=path)
+    except json.JSONDecodeError:
         return None           # read_measured names the problem
     if not isinstance(doc, dict) or doc.get("schema") != ACCEPT_SCHEMA:
         return None
@@ -75,7 +75,7 @@ def read_calibration_file(path: str) -> Calibration:
 def measured_gemm_efficiency(path: str) -> float:
     """The median fraction of peak of the BF16 (else FP16) multiplies in a ``clusterplan.gemm/1`` document."""
     try:
-        doc = json.loads(read_text(path, what="the calibration"))
+        doc = parse_json(read_text(path, what="the calibration"), source=path)
     except json.JSONDecodeError as error:
         raise ConfigError(f"not JSON ({error.msg})", source=path, line=error.lineno) from None
     if not isinstance(doc, dict) or doc.get("schema") != GEMM_SCHEMA:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from clusterplan import __version__
 from clusterplan.cli.exits import Exit
 from clusterplan.errors import ConfigError, InfeasiblePlan
+from clusterplan.files import forget_inputs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,7 @@ def _command(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    forget_inputs()           # -o refuses to write over the files this command reads
     parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)

@@ -6,14 +6,17 @@ import argparse
 import contextlib
 import io
 import os
+import signal
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from clusterplan.errors import ConfigError
+from clusterplan.files import is_input
 from clusterplan.units import UnitError, parse_size
 
 
@@ -83,31 +86,99 @@ def emit_binary(data: bytes, output: str | None, *, what: str) -> None:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all (README, "Commands").
+    """Write ``data`` to ``path`` whole or not at all (docs/inputs.md, "Output files").
 
     A device or FIFO (``-o /dev/null``) is written through. A regular file is replaced atomically by a
-    temporary file beside it, which no failure leaves behind; an existing file keeps its mode, a new one gets
-    the umask's. A symlink is followed: its target is written.
+    temporary file beside it, which no failure leaves behind, nor SIGINT, SIGTERM or SIGHUP; an existing file
+    keeps its mode, a new one gets the umask's. A symlink is followed: its target is written. A file the
+    command read as input, or one the user may not write, is refused.
     """
-    target = path.resolve() if path.is_symlink() else path
     try:
-        if target.exists() and not (target.is_file() or target.is_dir()):
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        info = _stat(target)
+        if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
             with open(target, "wb") as stream:
                 stream.write(data)
             return
-        mode = stat.S_IMODE(target.stat().st_mode) if target.is_file() else 0o666 & ~_umask()
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            os.chmod(name, mode)
-            os.replace(name, target)
-        except BaseException:
+        if info is not None and stat.S_ISREG(info.st_mode):
+            _may_replace(target, info, shown=str(path))
+        mode = stat.S_IMODE(info.st_mode) if info is not None and stat.S_ISREG(info.st_mode) else 0o666 & ~_umask()
+        with _signals_end_the_write():
+            _write_beside(target, data, mode)
+    except OSError as error:
+        raise ConfigError(f"cannot write output: {error.strerror or error}", key="-o", source=str(path)) from None
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
+
+
+def _may_replace(target: Path, info: os.stat_result, *, shown: str) -> None:
+    """Refuse (naming ``shown``, the -o given) one of the command's inputs, or a file the user may not write."""
+    if is_input(info):
+        raise ConfigError("is one of this command's inputs; write the output to another file", key="-o",
+                          source=shown)
+    if not os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+        raise ConfigError(f"you may not write this file (mode {stat.S_IMODE(info.st_mode):04o}); it is kept",
+                          key="-o", source=shown)
+
+
+def _write_beside(target: Path, data: bytes, mode: int) -> None:
+    """A temporary file in ``target``'s folder, renamed over it once whole; removed on any failure."""
+    name = None
+    try:
+        with _signals_held():     # a signal during mkstemp waits until the name is known, so it can be removed
+            handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.")
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(name, mode)
+        os.replace(name, target)
+    except BaseException:
+        if name is not None:
             with contextlib.suppress(OSError):
                 os.unlink(name)
-            raise
-    except OSError as error:
-        raise ConfigError(f"cannot write output: {error.strerror}", key="-o", source=str(path)) from None
+        raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held back while the block runs, delivered when it ends (where the system can)."""
+    numbers = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@contextlib.contextmanager
+def _signals_end_the_write() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP (where their action is the default) end the process as
+    SIGINT does, by an exception, so that the temporary file is removed: exit status 128 + the signal."""
+    names = [name for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    saved = {}
+    for name in names:
+        number = getattr(signal, name)
+        if signal.getsignal(number) is signal.SIG_DFL:
+            saved[number] = signal.signal(number, stop)
+    try:
+        yield
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)
 
 
 def _umask() -> int:

@@ -18,6 +18,16 @@ def add_parser(commands) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine)")
     parser.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free port)")
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow a --host that is not a loopback address (anyone who can reach it can use it)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="a host name the server also answers to (repeatable; the bound address and, on "
+                             "loopback, localhost are always answered)")
+    parser.add_argument("--allow-file", action="append", default=[], metavar="PATH",
+                        help="a file requests may name in workload.model_config or finance.utilization_from_trace "
+                             "(repeatable; the scenario's own are always allowed)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="processes for heavy requests (default: one per core but one, 1 to 4)")
     parser.set_defaults(run=run)
 
 
@@ -27,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"clusterplan: error: serve needs {absent}: pip install 'clusterplan[serve]'\n")
         return Exit.BAD_INPUT
     try:
-        run_server(args.scenario, host=args.host, port=args.port, open_browser=args.open)
+        run_server(args.scenario, host=args.host, port=args.port, open_browser=args.open,
+                   allow_remote=args.allow_remote, allow_hosts=args.allow_host, allow_files=args.allow_file,
+                   workers=args.workers)
     except KeyboardInterrupt:
         pass
     return Exit.OK

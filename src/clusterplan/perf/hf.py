@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_json
 from clusterplan.perf.model import Transformer
 from clusterplan.schema import FROZEN
 
@@ -169,11 +170,9 @@ def _fields(model: Transformer) -> dict:
 
 def _json_object(text: str, source: str) -> dict:
     try:
-        config = json.loads(text)
+        config = parse_json(text, source=source)
     except json.JSONDecodeError as error:
         raise ConfigError(f"not valid JSON: {error.msg}", source=source, line=error.lineno) from None
-    except RecursionError:
-        raise ConfigError("not valid JSON: nested too deeply", source=source) from None
     if not isinstance(config, dict):
         raise ConfigError("expected a JSON object", source=source)
     return config

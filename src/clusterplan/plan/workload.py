@@ -8,6 +8,7 @@ from pathlib import Path
 
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError
+from clusterplan.files import read_input_text
 from clusterplan.jobs import Workload
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.hf import from_hf_config
@@ -46,12 +47,7 @@ def workload_model(workload: Workload, default: str = "") -> Transformer:
 def _named_model(workload: Workload, default: str) -> Transformer:
     if workload.model_config:
         path, name = config_file(Path(workload.model_config))
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"cannot read {path}: {error.strerror}", key="workload.model_config") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"cannot read {path}: not UTF-8 text", key="workload.model_config") from None
+        text = read_input_text(path, what=str(path), key="workload.model_config", source="")
         return from_hf_config(text, source=str(path), name=name)
     if workload.model or default:
         return preset(workload.model or default)

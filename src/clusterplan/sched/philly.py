@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_json
 from clusterplan.sched.jobs import Trace, make_trace
 from clusterplan.sched.trace_lines import BadLine, Lines, Names, shifted, timestamp
 
@@ -15,11 +16,9 @@ def parse_philly(text: str, *, name: str = "<philly>", skip_bad: bool = False) -
     last attempt end (retries included, as the Philly analysis counts them); GPUs = most in one attempt.
     Bad entries are reported by their position in the list."""
     try:
-        entries = json.loads(text)
+        entries = parse_json(text, source=name)
     except json.JSONDecodeError as error:
         raise ConfigError(f"malformed JSON: {error.msg}", source=name, line=error.lineno) from None
-    except RecursionError:
-        raise ConfigError("malformed JSON: nested too deeply", source=name) from None
     if not isinstance(entries, list):
         raise ConfigError("expected a JSON list of jobs (Philly cluster_job_log)", source=name)
     lines = Lines(name, skip_bad)

@@ -9,12 +9,12 @@ an error: it is dropped and counted by reason in ``Trace.dropped``.
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from clusterplan.errors import ConfigError
+from clusterplan.files import TRACE_BYTES, read_input_text
 from clusterplan.sched.gpu_csv import parse_gpu_csv
 from clusterplan.sched.jobs import Trace
 from clusterplan.sched.philly import parse_philly
@@ -29,19 +29,7 @@ FORMATS = tuple(READERS)
 def read_trace(path: str | Path, *, format: str | None = None, skip_bad: bool = False) -> Trace:
     """Read a trace file (gzip is detected); ``format`` None = from the name and the first line."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(f"cannot read trace: {error.strerror}", source=str(path)) from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as error:
-            raise ConfigError(f"cannot read trace: broken gzip data ({error})", source=str(path)) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError("cannot read trace: not UTF-8 text", source=str(path)) from None
+    text = read_input_text(path, what="trace", limit_bytes=TRACE_BYTES)   # regular file, capped, gzip detected
     return parse_trace(text, name=str(path), format=format or detect_format(path.name, text), skip_bad=skip_bad)
 
 

@@ -1,4 +1,5 @@
 import math
+import re
 
 import pytest
 
@@ -78,3 +79,23 @@ def test_documents_without_op_or_ranks_are_refused():
     with pytest.raises(ConfigError, match="need at least 2"):
         fit_rows("all_reduce", 8, [(8, 1e-5)])
     assert math.isfinite(fit_rows("all_reduce", 8, [(8, 1e-5), (16, 1.1e-5)]).time_s(1024))
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([1], "rows[0]: needs size_bytes and out_of_place.time_s"),
+    ([{"size_bytes": 8, "out_of_place": {"time_s": 1e-5}}, {"size_bytes": "16", "out_of_place": {"time_s": 1e-5}}],
+     "rows[1]: needs"),
+    ([{"size_bytes": 8, "out_of_place": [1]}], "rows[0]: needs"),
+    ([{"size_bytes": 8, "out_of_place": {"time_s": float("nan")}}], "rows[0]: needs"),
+    ({"a": 1}, "rows: expected a list"),
+])
+def test_malformed_rows_are_named(rows, message):
+    """A clusterplan.bench/1 document whose rows are not rows (found by the fuzz campaign: exit 1 before)."""
+    with pytest.raises(ConfigError, match=re.escape(message)) as error:
+        calibrate([{"op": "all_reduce", "world_size": 8, "rows": rows, "source": "m.json"}])
+    assert str(error.value).startswith("m.json: ")
+
+
+def test_deep_or_long_calibration_toml_is_refused():
+    with pytest.raises(ConfigError, match="c.toml:1: arrays and tables nested more than 64 deep"):
+        read_calibration("fit = " + "[" * 500, source="c.toml")

@@ -3,6 +3,7 @@
 import os
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,90 @@ def test_devices_are_written_through_and_symlinks_followed(tmp_path):
     link.symlink_to(target)
     write("new", link)
     assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_symlink_loop_long_name_and_missing_folder_are_named(tmp_path):
+    """Issue 31: -o LOOP was a RuntimeError and -o <300 characters> an OSError, both exit 1."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for path, reason in ((tmp_path / "a", "Too many levels of symbolic links"), (tmp_path / ("n" * 300), "File name too long"),
+                         (tmp_path / "none" / "x.json", "No such file or directory")):
+        with pytest.raises(ConfigError) as error:
+            write("x", path)
+        assert str(error.value) == f"{path}: -o: cannot write output: {reason}"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_250_character_name_is_written():
+    """The temporary's name is cut so that it stays within 255 bytes when the target's name does."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        write("x", os.path.join(folder, "n" * 250))
+        assert os.listdir(folder) == ["n" * 250]
+
+
+def test_an_input_is_not_written_over(tmp_path):
+    """`plan in.toml -o in.toml` (or a hard link or symlink to it) is refused and the input kept."""
+    from clusterplan.files import forget_inputs, read_input
+    source = tmp_path / "in.toml"
+    source.write_text("[cluster]\n")
+    os.link(source, tmp_path / "hard.toml")
+    (tmp_path / "link.toml").symlink_to(source)
+    forget_inputs()
+    read_input(source, what="scenario")
+    for name in ("in.toml", "hard.toml", "link.toml"):
+        with pytest.raises(ConfigError, match="-o: is one of this command's inputs"):
+            write("x", tmp_path / name)
+    assert source.read_text() == "[cluster]\n"
+    forget_inputs()
+    write("y", source)
+    assert source.read_text() == "y"
+
+
+def test_a_file_the_user_may_not_write_is_kept():
+    """A 0444 file in a world-writable folder: renaming over it would succeed, so the mode is checked first.
+    As root the test runs the write as `nobody` (effective ids), which is what the check reads."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:    # in the system's temporary folder, which nobody may enter
+        _may_not_write(Path(folder))
+
+
+def _may_not_write(tmp_path):
+    tmp_path.chmod(0o777)
+    target = tmp_path / "f.json"
+    target.write_text("keep")
+    target.chmod(0o444)
+    as_root = os.geteuid() == 0
+    if as_root:
+        os.setegid(65534)
+        os.seteuid(65534)
+    try:
+        with pytest.raises(ConfigError, match=r"f.json: -o: you may not write this file \(mode 0444\)"):
+            write("new", target)
+    finally:
+        if as_root:
+            os.seteuid(0)
+            os.setegid(0)
+    assert target.read_text() == "keep" and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_during_a_write_remove_the_temporary(tmp_path, monkeypatch, name):
+    """The signal arrives while the temporary exists (just before the rename): it is removed, the old file kept,
+    and the process ends with 128 + the signal's number (issue 31: `.out.json.XXXX` was left behind)."""
+    import signal
+    number = getattr(signal, name)
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    real_replace = os.replace
+
+    def signalled(*args):
+        os.kill(os.getpid(), number)
+        real_replace(*args)
+
+    monkeypatch.setattr(os, "replace", signalled)
+    with pytest.raises(SystemExit) as done:
+        write("new", target)
+    assert done.value.code == 128 + number
+    assert target.read_text() == "old" and leftovers(tmp_path) == []
+    assert signal.getsignal(number) is signal.SIG_DFL
