@@ -142,6 +142,15 @@ class About:
 class Cloud:
     offers: tuple[str, ...]
     burst_offer: str = ""  # "" = no hybrid option
+    resale_fraction: float = 0.0   # share of a reservation's idle remainder recovered by reselling it (docs/cloud.md)
+    capacity: Mapping[str, int] = field(default_factory=dict)   # offer id -> the largest block quoted (GPUs)
+
+    def __post_init__(self) -> None:
+        check(0 <= self.resale_fraction < 1, "cloud.resale_fraction",
+              f"must be a fraction in [0, 1), got {self.resale_fraction}")
+        for offer, gpus in self.capacity.items():
+            check(isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0, f"cloud.capacity.{offer}",
+                  f"must be a positive whole number of GPUs, got {gpus!r}")
 
 
 @dataclass(**FROZEN)

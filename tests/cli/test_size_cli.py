@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import pytest
 
@@ -40,10 +41,13 @@ def test_document_contract_and_frontier(small):
     for point in doc["frontier"]:
         assert point["on_frontier"]
         assert not any(row["done_days"] < point["done_days"] and row["cost_usd"] < point["cost_usd"]
-                       for row in modelled)
+                       for row in modelled if not row["interruptible"])
     cheapest = doc["cheapest"]
-    assert cheapest["done_days"] <= 60 and cheapest["cost_usd"] == min(row["cost_usd"] for row in qualifying)
-    assert doc["fastest"]["done_days"] == min(row["done_days"] for row in modelled)
+    assert cheapest["done_days"] <= 60
+    assert cheapest["cost_usd"] == min(row["cost_usd"] for row in qualifying if not row["interruptible"])
+    headline = [row for row in modelled if not row["interruptible"]]   # spot of a multi-node job never heads
+    assert doc["fastest"]["done_days"] == min(row["done_days"] for row in headline)
+    assert not any(point["interruptible"] for point in doc["frontier"])
     for row in modelled:
         assert row["done_days"] == pytest.approx(row["capacity_days"] + row["train_days"])
         assert row["capacity_low_days"] <= row["capacity_days"] <= row["capacity_high_days"]
@@ -51,7 +55,8 @@ def test_document_contract_and_frontier(small):
     modes = {row["mode"]: row for row in modelled if row["num_gpus"] == 128 and row["gpu"] == "h100-sxm"}
     assert modes["on-demand"]["capacity_days"] == 0 < modes["reserved"]["capacity_days"] < modes["own"]["capacity_days"]
     assert modes["spot"]["goodput"] < modes["on-demand"]["goodput"] == modes["own"]["goodput"]
-    assert modes["own"]["own_tco_usd"] > modes["own"]["own_share_usd"] == modes["own"]["cost_usd"]
+    assert modes["own"]["cost_usd"] == modes["own"]["committed_usd"] > modes["own"]["own_share_usd"]
+    assert modes["own"]["own_tco_usd"] > modes["own"]["own_share_usd"]
     assert 0 < modes["own"]["residual_usd"] < modes["own"]["own_tco_usd"]
 
 
@@ -78,7 +83,7 @@ def test_a_candidate_equals_what_train_prints(capsys, small, mode):
     if mode == "own":
         assert doc["goodput"] == pytest.approx(row["goodput"], rel=1e-12)
         assert doc["effective_time_to_train_s"] / 86400 == pytest.approx(row["train_days"], rel=1e-12)
-        assert doc["effective_cost_to_train_usd"] == pytest.approx(row["cost_usd"], rel=1e-12)
+        assert doc["effective_cost_to_train_usd"] == pytest.approx(row["own_share_usd"], rel=1e-12)
     else:
         assert doc["effective_cloud_cost_to_train_usd"][offer] == pytest.approx(row["cost_usd"], rel=1e-12)
     if mode == "on-demand":
@@ -130,7 +135,7 @@ def test_a_rack_scale_candidate_equals_what_train_prints(capsys, rack_scale, cou
     assert doc["tokens_per_s"] == pytest.approx(row["tokens_per_s"], rel=1e-12)
     assert doc["goodput"] == pytest.approx(row["goodput"], rel=1e-12)
     assert doc["effective_time_to_train_s"] / 86400 == pytest.approx(row["train_days"], rel=1e-12)
-    assert doc["effective_cost_to_train_usd"] == pytest.approx(row["cost_usd"], rel=1e-12)
+    assert doc["effective_cost_to_train_usd"] == pytest.approx(row["own_share_usd"], rel=1e-12)
 
 
 def test_size_section_in_the_scenario_file(capsys, tmp_path):
@@ -157,6 +162,11 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
     (("--budget", "1000"), "--budget"),
     (("--start", "yesterday"), "--start"),
     (("--gpu-types", "gb200"), "--max-gpus"),          # 64 GPUs is less than one 72-GPU NVLink domain
+    (("--set", "cloud.capacity={nebius-h100-on-demand = 0}"), "cloud.capacity.nebius-h100-on-demand"),
+    (("--set", "cloud.capacity={nebius-h100-on-demand = -64}"), "cloud.capacity.nebius-h100-on-demand"),
+    (("--set", "cloud.capacity={nebius-h100-on-demand = 1.5}"), "cloud.capacity.nebius-h100-on-demand"),
+    (("--set", "cloud.capacity={no-such-offer = 64}"), "cloud.capacity.no-such-offer"),
+    (("--set", "cloud.resale_fraction=1.5"), "cloud.resale_fraction"),
 ])
 def test_bad_input_names_the_flag_and_writes_nothing(capsys, tmp_path, argv, flag):
     """Exit 2, one line on stderr naming the flag, no traceback, no output file."""
@@ -176,7 +186,10 @@ def test_nothing_meets_the_deadline_exits_3_with_the_nearest(capsys):
     code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpu-types", "h100-sxm",
                          "--fabrics", "ib-ndr400", "--max-gpus", "16", "--start", "2026-12-04", "--deadline", "2")
     assert code == 3
-    assert "nothing meets the deadline 2026-12-06" in err and "nearest: 16 x h100-sxm" in err
+    assert "nothing meets the deadline 2026-12-06" in err and "nearest: 16 x h100-sxm on ib-ndr400" in err
+    assert err.count("\n") == 1 and "(deadline)" in err
+    names = re.findall(r"(\d[\d,]* x \S+ on \S+, [\w-]+):", err)
+    assert names and len(names) == len(set(names))           # each candidate once, with its fabric
     assert "Nothing meets the deadline; the nearest:" in out and "Cheapest meeting the deadline: none" in out
 
 

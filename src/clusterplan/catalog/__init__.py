@@ -66,6 +66,16 @@ class Catalog:
                 source="scenario [prices] override", date="", assumption=False)
         return Catalog({f: types.MappingProxyType(e) for f, e in families.items()})
 
+    def with_capacity(self, capacity: Mapping[str, int], *, key: str = "cloud.capacity") -> "Catalog":
+        """A catalog whose cloud offers supply the given ``max_gpus`` at once (a scenario's quotes)."""
+        if not capacity:
+            return self
+        offers = dict(self.families["cloud"])
+        for offer_id, gpus in capacity.items():
+            entry = self.get("cloud", offer_id, key=f"{key}.{offer_id}")
+            offers[offer_id] = dataclasses.replace(entry, max_gpus=gpus, capacity_source="scenario cloud.capacity")
+        return Catalog({**self.families, "cloud": types.MappingProxyType(offers)})
+
 
 @functools.cache
 def load_catalog() -> Catalog:

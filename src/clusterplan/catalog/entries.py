@@ -290,13 +290,19 @@ PRICING_MODES = ("on-demand", "reserved-1y", "reserved-3y", "spot")
 
 @dataclass(**FROZEN)
 class CloudOffer(Priced):
-    """One cloud GPU offer in one pricing mode; the price is per GPU-hour."""
+    """One cloud GPU offer in one pricing mode; the price is per GPU-hour. Capacity is finite (docs/cloud.md):
+    ``max_gpus`` is the largest block supplied at once, ``capacity_days`` the days from signing to its first
+    GPU-hour (0: at once). A reservation commits ``term_years`` (from the pricing: 1 or 3), billed whole."""
 
     provider: str
     instance: str
     gpu: str
     gpus_per_instance: int
     pricing: str
+    max_gpus: int
+    capacity_source: str
+    capacity_days: float = 0.0
+    term_years: int = -1              # -1: from the pricing (reserved-1y: 1, reserved-3y: 3, else 0)
     # spot only: instances reclaimed per 1000 instance-days, and where that figure comes from (docs/size.md)
     reclaim_per_1000_instance_days: float = 0.0
     reclaim_source: str = ""
@@ -308,15 +314,23 @@ class CloudOffer(Priced):
         spot = self.pricing == "spot"
         check(not spot or (self.reclaim_per_1000_instance_days > 0 and self.reclaim_source),
               "reclaim_per_1000_instance_days", "a spot offer needs a reclaim rate > 0 and its reclaim_source")
+        check(_number(self.max_gpus) and self.max_gpus > 0, "max_gpus", f"must be > 0 GPUs, got {self.max_gpus!r}")
+        check(_number(self.capacity_days) and self.capacity_days >= 0, "capacity_days",
+              f"must be >= 0 days, got {self.capacity_days!r}")
+        term = {"reserved-1y": 1, "reserved-3y": 3}.get(self.pricing, 0)
+        if self.term_years == -1:
+            object.__setattr__(self, "term_years", term)
+        check(_number(self.term_years) and (self.term_years > 0 if term else self.term_years == 0), "term_years",
+              (f"must be > 0 years for {self.pricing}" if term else f"{self.pricing} commits no term")
+              + f", got {self.term_years!r}")
 
     @property
     def per(self) -> str:
         return "GPU-hour"
 
-    @property
-    def term_years(self) -> int:
-        """Commitment term: 0 for pay-per-use, 1 or 3 for reservations."""
-        return {"reserved-1y": 1, "reserved-3y": 3}.get(self.pricing, 0)
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 FAILURE_SCOPES = ("gpu", "node", "link", "fabric-link", "switch")

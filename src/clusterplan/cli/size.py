@@ -11,7 +11,7 @@ from clusterplan.cli.exits import Exit
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, progress, write_json
 from clusterplan.errors import ConfigError
 from clusterplan.plan.size import size
-from clusterplan.report.size import render_size, size_document, size_tables
+from clusterplan.report.size import infeasible_line, render_size, size_document, size_tables
 from clusterplan.report.tables import write_csv, write_markdown
 from clusterplan.report.xlsx_book import tables_xlsx_bytes
 from clusterplan.spec import load_scenario
@@ -106,10 +106,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(lambda stream: render_size(document, stream), args.output)
     if document["question"]["deadline"] and document["cheapest"] is None:
-        nearest = "; ".join(f"{row['num_gpus']:,} x {row['gpu']} {row['mode']} trained {row['trained']}"
-                            for row in document["nearest"])
-        sys.stderr.write(f"clusterplan: infeasible: nothing meets the deadline {document['question']['deadline']}"
-                         f"{' within the budget' if document['question']['budget_usd'] else ''}; "
-                         f"nearest: {nearest or 'none modelled'}\n")
+        sys.stderr.write(f"clusterplan: {infeasible_line(document)}\n")
         return Exit.INFEASIBLE
     return Exit.OK

@@ -3,6 +3,12 @@
 - Pay-per-use offers (on-demand, spot) bill the delivered GPU-hours:
   GPUs x 8,760 h x utilisation x $/GPU-hour a year.
 - Reserved offers bill every hour of the term: GPUs x 8,760 h x $/GPU-hour.
+- A run (``rented``): pay-per-use bills the run's GPU-hours; a reservation or contract costs its whole
+  term from the day it starts, whatever the run's length: ceil(run / term) terms. The idle remainder is
+  shown and may be valued at a stated resale fraction (default none). Every command prices a run so.
+- Capacity is finite: an offer supplies at most ``max_gpus`` at once (``supplies``); spot capacity is
+  reclaimed, so it is never the headline of a synchronous multi-node job or of a 24/7 cluster
+  (``headline``).
 - Break-even: the first whole month at which renting has cost at least as
   much as owning (capex and one-off up front, opex month by month), in closed
   form for floats and numpy arrays alike (the sensitivity Monte Carlo calls it).
@@ -53,6 +59,79 @@ def cloud_cost(offer: CloudOffer, *, num_gpus: int, utilization: float, years: i
     """What ``offer`` charges for the same GPUs over ``years``."""
     billed = billed_gpu_hours_per_year(num_gpus=num_gpus, utilization=utilization, reserved=bool(offer.term_years))
     return CloudCost(offer=offer, billed_gpu_hours_per_year=billed, years=years)
+
+
+@dataclass(**FROZEN)
+class Rented:
+    """One offer rented for one run: the GPU-hours billed (whole terms for a reservation), those the run
+    uses, and the idle remainder's value at ``resale_fraction``."""
+
+    offer: CloudOffer
+    num_gpus: int
+    run_s: float
+    terms: int                        # whole terms billed (0: pay-per-use)
+    billed_gpu_hours: float
+    used_gpu_hours: float
+    resale_fraction: float = 0.0
+
+    @property
+    def idle_gpu_hours(self) -> float:
+        return self.billed_gpu_hours - self.used_gpu_hours
+
+    @property
+    def billed_usd(self) -> float:
+        return self.billed_gpu_hours * self.offer.price_usd
+
+    @property
+    def idle_usd(self) -> float:
+        """What the idle remainder of the terms costs."""
+        return self.idle_gpu_hours * self.offer.price_usd
+
+    @property
+    def resale_usd(self) -> float:
+        return self.idle_usd * self.resale_fraction
+
+    @property
+    def total_usd(self) -> float:
+        """What renting the run costs: every billed hour, less the idle remainder resold."""
+        return self.billed_usd - self.resale_usd
+
+
+def term_s(offer: CloudOffer) -> float:
+    """The offer's commitment in seconds (0 for pay-per-use)."""
+    return offer.term_years * HOURS_PER_YEAR * 3600.0
+
+
+def rented(offer: CloudOffer, *, num_gpus: int, run_s: float, resale_fraction: float = 0.0) -> Rented:
+    """``offer`` rented for a run of ``run_s`` wall-clock seconds on ``num_gpus``: THE commitment rule.
+
+    Pay-per-use bills the run's GPU-hours; a reservation bills ``ceil(run / term)`` whole terms from the day
+    it starts, used or not (a run of 85 days on a 3-year reservation pays 3 years)."""
+    used = num_gpus * run_s / 3600.0
+    if not offer.term_years:
+        return Rented(offer=offer, num_gpus=num_gpus, run_s=run_s, terms=0, billed_gpu_hours=used,
+                      used_gpu_hours=used)
+    terms = max(1, math.ceil(run_s / term_s(offer) - 1e-12))
+    return Rented(offer=offer, num_gpus=num_gpus, run_s=run_s, terms=terms,
+                  billed_gpu_hours=num_gpus * terms * term_s(offer) / 3600.0, used_gpu_hours=used,
+                  resale_fraction=resale_fraction)
+
+
+def supplies(offer: CloudOffer, num_gpus: int) -> bool:
+    """Whether ``offer`` supplies ``num_gpus`` at once (its ``max_gpus``)."""
+    return num_gpus <= offer.max_gpus
+
+
+def interruptible_excluded(offer: CloudOffer, *, num_gpus: int, always_on: bool) -> bool:
+    """Spot capacity is reclaimed: it cannot carry a 24/7 cluster, nor a synchronous job spanning more than
+    one instance (one reclaimed instance stops every rank)."""
+    return offer.pricing == "spot" and (always_on or num_gpus > offer.gpus_per_instance)
+
+
+def headline(offer: CloudOffer, *, num_gpus: int, always_on: bool) -> bool:
+    """Whether ``offer`` may be the headline "cheapest cloud": it supplies the GPUs and is not interruptible
+    capacity under a synchronous multi-node job or a 24/7 cluster."""
+    return supplies(offer, num_gpus) and not interruptible_excluded(offer, num_gpus=num_gpus, always_on=always_on)
 
 
 def breakeven_months(*, upfront_usd: Amount, opex_usd_per_year: Amount, rent_usd_per_year: Amount,

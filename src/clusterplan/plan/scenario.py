@@ -19,12 +19,12 @@ from clusterplan.spec import Spec, reference_value
 
 
 def priced(spec: Spec, catalog: Catalog | None) -> Catalog:
-    """``catalog`` (default: the built-in one) with the scenario's ``[prices]``: the one catalog every join uses.
+    """``catalog`` (default: the built-in one) with the scenario's ``[prices]`` and ``cloud.capacity``: the one catalog every join uses.
 
     The scenario's failure causes are looked up here too, so that an unknown one is an error for every
     command, not only for those that model failures.
     """
-    catalog = (catalog or load_catalog()).with_prices(spec.prices)
+    catalog = (catalog or load_catalog()).with_prices(spec.prices).with_capacity(spec.cloud.capacity)
     failure_rates(catalog, spec.reliability.failures, spec.reliability.failure_rates)
     return catalog
 

@@ -62,11 +62,12 @@ class Sizing:
     question: Question
     candidates: tuple[Candidate, ...]
     frontier: tuple[Candidate, ...]
-    cheapest: Candidate | None        # the cheapest that meets the deadline (and the budget)
-    fastest: Candidate | None         # the fastest within the budget
+    cheapest: Candidate | None        # the cheapest that meets the deadline (and the budget), never interruptible
+    fastest: Candidate | None         # the fastest within the budget, never interruptible
     excluded: dict[str, int]          # reason -> candidates (memory, design, no offer, ..., deadline, budget)
     search_s: float                   # seconds in the layout search and the rest (for benchmarks/size_speed.py)
     rest_s: float
+    spot: Candidate | None = None     # interruptible, on its own line: the cheapest meeting the deadline, else the fastest
 
     def meets(self, candidate: Candidate) -> bool:
         return not verdict(candidate, self.question)
@@ -179,7 +180,8 @@ def _base(spec: Spec, catalog: Catalog, asked: Question, built: Platform, fabric
 
 
 def verdict(candidate: Candidate, asked: Question) -> str:
-    """Why ``candidate`` is out: its structural reason, else the deadline, else the budget; "" = it qualifies."""
+    """Why ``candidate`` is out: its structural reason, else the deadline (time to capacity counted), else the
+    budget (the money committed); "" = it qualifies."""
     if candidate.reason:
         return candidate.reason
     if asked.deadline_days is not None and candidate.done_days > asked.deadline_days:
@@ -199,10 +201,16 @@ def frontier(modelled: list[Candidate]) -> tuple[Candidate, ...]:
 
 
 def ranked(spec: Spec, asked: Question, found: list[Candidate]) -> Sizing:
-    """Frontier, recommendations and the count of candidates ruled out by each reason."""
+    """Frontier, recommendations and the count of candidates ruled out by each reason. Interruptible (spot)
+    candidates of a multi-node job are never on the frontier nor a recommendation: the cheapest meeting the
+    deadline is reported on its own line."""
     modelled = [c for c in found if not c.reason]
     qualifying = [c for c in modelled if not verdict(c, asked)]
     affordable = [c for c in modelled if asked.budget_usd is None or c.cost_usd <= asked.budget_usd]
+    spot = (min((c for c in qualifying if c.interruptible), key=lambda c: (c.cost_usd, c.done_days), default=None)
+            or min((c for c in modelled if c.interruptible), key=lambda c: (c.done_days, c.cost_usd), default=None))
+    modelled, qualifying, affordable = ([c for c in group if not c.interruptible]
+                                        for group in (modelled, qualifying, affordable))
     if asked.budget_usd is not None and modelled and not affordable:
         cheapest = min(c.cost_usd for c in modelled)
         raise ConfigError(f"${asked.budget_usd:,.0f} is below every candidate (the cheapest costs "
@@ -212,4 +220,4 @@ def ranked(spec: Spec, asked: Question, found: list[Candidate]) -> Sizing:
     return Sizing(spec=spec, question=asked, candidates=tuple(found), frontier=frontier(modelled),
                   cheapest=min(qualifying, key=lambda c: (c.cost_usd, c.done_days), default=None),
                   fastest=min(affordable, key=lambda c: (c.done_days, c.cost_usd), default=None),
-                  excluded=dict(sorted(excluded.items())), search_s=0.0, rest_s=0.0)
+                  excluded=dict(sorted(excluded.items())), search_s=0.0, rest_s=0.0, spot=spot)

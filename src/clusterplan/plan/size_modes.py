@@ -1,27 +1,25 @@
 """One sized cluster, five ways to get it: time to capacity and cost per procurement mode (docs/size.md).
 
 Every figure here comes from the plan of the candidate's own scenario (``plan.core.own`` and
-``plan.training.training``, the functions ``plan`` and ``train`` print from): the owned cost is the effective
-cost to train at the cluster's cost per GPU-hour, the rented ones the effective cost at each offer's price
-(a spot offer's goodput counting its reclaims), a reservation the whole commitment.
+``plan.training.training``, the functions ``plan`` and ``train`` print from). The cost is the money the buyer
+commits: an owned cluster's capex and setup plus its opex while held for the run (the job's share of the TCO
+beside it), a rental what ``train`` prints for the offer (cost/cloud.py ``rented``: a reservation its whole
+terms, a spot offer over its own goodput). No offer supplies more than its ``max_gpus`` at once: beyond it
+the candidate is out ("capacity"); a reservation starts after the offer's ``capacity_days``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from clusterplan.catalog import Catalog, CloudOffer, LeadTime
 from clusterplan.cost import Costs
-from clusterplan.cost.tco import HOURS_PER_YEAR
+from clusterplan.cost.cloud import interruptible_excluded, supplies
 from clusterplan.perf.layout import Layout
 from clusterplan.plan.training import Training
 from clusterplan.schema import FROZEN
 
 DAY_S = 86_400.0
-# AWS EC2 Capacity Blocks for ML reserve 1 to 64 instances (512 GPUs) at a time (aws.amazon.com/ec2/capacityblocks,
-# 2024); beyond that on-demand capacity is a sales conversation, not a click: the caveat printed past it.
-ON_DEMAND_CAVEAT_GPUS = 512
 # Book life of AI servers: Amazon 5 years (2024 10-K), Meta 5.5 (2025), Microsoft and Alphabet 6 (2022-23),
 # Epoch AI 5 for hardware from 2023. Residual value = capex x (1 - age / life), straight line, floored at 0:
 # ASSUMPTION that resale follows book value (no dated resale curve for GPU servers was found).
@@ -50,7 +48,7 @@ class Candidate:
     num_gpus: int
     fabric: str
     mode: str
-    reason: str = ""                 # "" = modelled; else memory, design, no offer, horizon, no handover
+    reason: str = ""                 # "" = modelled; else memory, design, no offer, capacity, horizon, no handover
     offer: str = ""                  # the offer rented ("" when owned)
     provider: str = ""
     layout: Layout | None = None
@@ -59,12 +57,14 @@ class Candidate:
     goodput: float = 0.0
     train_days: float = 0.0          # effective: wall-clock with failures (and reclaims) counted
     capacity: Window = NOW           # days from the start to the first GPU-hour
-    cost_usd: float = 0.0            # the default figure: rented cost, or the owned cost attributable to the job
+    cost_usd: float = 0.0            # the money committed: rented cost, or capex + setup + opex while held
     rented_usd: float = 0.0
+    committed_usd: float = 0.0       # owned: capex + setup + opex over the days held for the run
     own_share_usd: float = 0.0       # TCO x the job's share of the delivered GPU-hours (what `train` prints)
     own_tco_usd: float = 0.0         # the whole TCO, when the cluster is bought for this job alone
     residual_usd: float = 0.0        # what the owned cluster is worth at the end of the horizon
     note: str = ""
+    interruptible: bool = False      # spot under a synchronous multi-node job: never a headline
 
     @property
     def done_days(self) -> float:
@@ -89,9 +89,20 @@ def own_window(catalog: Catalog, gpu: str, num_gpus: int) -> Window:
                   high_days=sum(d[2] for d in days), assumption=any(step.assumption for step in steps))
 
 
-def reserved_window(catalog: Catalog) -> Window:
+def reserved_window(catalog: Catalog, offer: CloudOffer) -> Window:
+    """Signing to the first GPU-hour of a reservation: the provisioning lead time, or the offer's own time to
+    capacity where that is longer."""
     step = lead(catalog, "reserved-provisioning", "leadtimes")
-    return Window(days=step.days, low_days=step.low_days, high_days=step.high_days, assumption=step.assumption)
+    days = offer.capacity_days
+    return Window(days=max(step.days, days), low_days=max(step.low_days, days), high_days=max(step.high_days, days),
+                  assumption=step.assumption or offer.capacity_source.startswith("ASSUMPTION"))
+
+
+def offer_window(offer: CloudOffer) -> Window:
+    """A pay-per-use offer's time to capacity: at once unless the offer says otherwise."""
+    days = offer.capacity_days
+    return Window(days=days, low_days=days, high_days=days,
+                  assumption=bool(days) and offer.capacity_source.startswith("ASSUMPTION"))
 
 
 def residual_usd(capex_usd: float, age_years: float) -> float:
@@ -99,10 +110,9 @@ def residual_usd(capex_usd: float, age_years: float) -> float:
     return capex_usd * max(0.0, 1.0 - age_years / USEFUL_LIFE_YEARS)
 
 
-def reserved_usd(offer: CloudOffer, num_gpus: int, run_s: float) -> float:
-    """A reservation bills every hour of whole terms, used or not: enough terms to cover ``run_s``."""
-    term_s = offer.term_years * HOURS_PER_YEAR * 3600
-    return num_gpus * HOURS_PER_YEAR * offer.term_years * math.ceil(run_s / term_s) * offer.price_usd
+def committed_usd(costs: Costs, held_days: float) -> float:
+    """What buying the cluster commits: capex and setup up front, and opex over the days it is held."""
+    return costs.upfront_usd + costs.opex_total_usd_per_year * held_days / 365.25
 
 
 @dataclass(**FROZEN)
@@ -125,62 +135,79 @@ class Base:
     def train_days(self) -> float:
         return self.job.effective_time_to_train_s / DAY_S
 
-    def cheapest(self, pricing: tuple[str, ...]) -> CloudOffer | None:
-        """The offer of one of ``pricing`` with the lowest effective cost to train."""
+    def cheapest(self, pricing: tuple[str, ...]) -> CloudOffer | str:
+        """The offer of one of ``pricing`` with the lowest effective cost to train among those that supply the
+        GPUs at once; else why none: "no offer" or "capacity"."""
         costs = self.job.effective_costs_usd
-        chosen = [offer for offer in self.offers if offer.pricing in pricing]
-        return min(chosen, key=lambda offer: costs[offer.id], default=None)
+        chosen = [offer for offer in self.offers if offer.pricing in pricing or (pricing == ("reserved",)
+                                                                                 and offer.term_years)]
+        able = [offer for offer in chosen if supplies(offer, self.num_gpus)]
+        if not able:
+            return "capacity" if chosen else "no offer"
+        return min(able, key=lambda offer: costs[offer.id])
+
+    def out(self, mode: str, reason: str) -> Candidate:
+        return Candidate(gpu=self.gpu, num_gpus=self.num_gpus, fabric=self.fabric, mode=mode, reason=reason)
 
 
 def own(base: Base, window: Window) -> Candidate:
-    """Bought: the lead time, then the run; the job's share of the TCO is the default cost."""
+    """Bought: the lead time, then the run; the money committed (capex, setup, opex over the run) is the
+    cost, the job's share of the TCO beside it."""
     costs, share = base.costs, base.job.effective_costs_usd["own"]
     reason = "horizon" if base.train_days > 365 * costs.years else ""
+    committed = committed_usd(costs, base.train_days)
     return base.candidate("own", reason=reason, goodput=base.job.goodput, train_days=base.train_days,
-                          capacity=window, cost_usd=share, own_share_usd=share, own_tco_usd=costs.tco_usd,
-                          residual_usd=residual_usd(costs.capex_usd, costs.years))
+                          capacity=window, cost_usd=committed, committed_usd=committed, own_share_usd=share,
+                          own_tco_usd=costs.tco_usd, residual_usd=residual_usd(costs.capex_usd, costs.years))
 
 
-def reserved(base: Base, window: Window) -> Candidate:
-    """The cheapest whole commitment (1 or 3 years) that covers the run."""
-    run_s = base.job.effective_time_to_train_s
-    offers = [offer for offer in base.offers if offer.term_years]
-    if not offers:
-        return Candidate(gpu=base.gpu, num_gpus=base.num_gpus, fabric=base.fabric, mode="reserved", reason="no offer")
-    offer = min(offers, key=lambda o: reserved_usd(o, base.num_gpus, run_s))
-    usd = reserved_usd(offer, base.num_gpus, run_s)
-    return base.candidate("reserved", offer=offer.id, provider=offer.provider, goodput=base.job.goodput, train_days=base.train_days,
-                          capacity=window, cost_usd=usd, rented_usd=usd,
-                          note=f"{offer.term_years}-year term x {math.ceil(run_s / (offer.term_years * HOURS_PER_YEAR * 3600))}")
+def reserved(base: Base, catalog: Catalog) -> Candidate:
+    """The cheapest whole commitment (cost/cloud.py ``rented``, as ``train`` prints it) among the offers that
+    supply the GPUs, starting after its time to capacity."""
+    offer = base.cheapest(("reserved",))
+    if isinstance(offer, str):
+        return base.out("reserved", offer)
+    rent = base.job.rentals[offer.id]
+    idle_days = rent.idle_gpu_hours / base.num_gpus / 24
+    return base.candidate("reserved", offer=offer.id, provider=offer.provider, goodput=base.job.goodput,
+                          train_days=base.train_days, capacity=reserved_window(catalog, offer),
+                          cost_usd=rent.total_usd, rented_usd=rent.total_usd,
+                          note=f"{rent.terms} whole {offer.term_years}-year term{'s' if rent.terms > 1 else ''}, "
+                               f"{idle_days:,.0f} days idle")
 
 
 def pay_per_use(base: Base, mode: str) -> Candidate:
-    """On-demand or spot: now, billed by the wall-clock GPU-hours (spot's goodput counts its reclaims)."""
+    """On-demand or spot within what the offer supplies at once, billed by the wall-clock GPU-hours (spot's
+    goodput counts its reclaims; spot under a multi-node job is marked interruptible: never a headline)."""
     offer = base.cheapest((mode,))
-    if offer is None:
-        return Candidate(gpu=base.gpu, num_gpus=base.num_gpus, fabric=base.fabric, mode=mode, reason="no offer")
+    if isinstance(offer, str):
+        return base.out(mode, offer)
     goodput = base.job.offer_goodputs.get(offer.id, base.job.goodput)
     usd = base.job.effective_costs_usd[offer.id]
-    note = (f"on-demand at {base.num_gpus:,} GPUs is not assured (AWS Capacity Blocks stop at "
-            f"{ON_DEMAND_CAVEAT_GPUS} GPUs)" if base.num_gpus > ON_DEMAND_CAVEAT_GPUS else "")
-    return base.candidate(mode, offer=offer.id, provider=offer.provider, goodput=goodput, train_days=base.train_days * base.job.goodput / goodput,
-                          cost_usd=usd, rented_usd=usd, note=note)
+    interruptible = interruptible_excluded(offer, num_gpus=base.num_gpus, always_on=False)
+    note = (f"interruptible: {offer.reclaim_per_1000_instance_days:.3g} reclaims per 1000 instance-days"
+            if offer.pricing == "spot" else "")
+    return base.candidate(mode, offer=offer.id, provider=offer.provider, goodput=goodput,
+                          train_days=base.train_days * base.job.goodput / goodput, capacity=offer_window(offer),
+                          cost_usd=usd, rented_usd=usd, note=note, interruptible=interruptible)
 
 
 def hybrid(base: Base, window: Window) -> Candidate:
-    """Start now on the cheapest on-demand offer, move to the owned cluster when it is accepted."""
+    """Start now on the cheapest on-demand offer that supplies the GPUs, move to the owned cluster when it is
+    accepted; the money committed is the rent and the owned cluster's for its part of the run."""
     offer = base.cheapest(("on-demand",))
-    if offer is None:
-        return Candidate(gpu=base.gpu, num_gpus=base.num_gpus, fabric=base.fabric, mode="hybrid", reason="no offer")
+    if isinstance(offer, str):
+        return base.out("hybrid", offer)
     rented_share = window.days / base.train_days
     if rented_share >= 1:
-        return Candidate(gpu=base.gpu, num_gpus=base.num_gpus, fabric=base.fabric, mode="hybrid",
-                         reason="no handover")
+        return base.out("hybrid", "no handover")
     rented = base.job.effective_costs_usd[offer.id] * rented_share
     owned = base.job.effective_costs_usd["own"] * (1 - rented_share)
     costs = base.costs
-    return base.candidate("hybrid", offer=offer.id, provider=offer.provider, goodput=base.job.goodput, train_days=base.train_days,
-                          cost_usd=rented + owned, rented_usd=rented, own_share_usd=owned, own_tco_usd=costs.tco_usd,
+    committed = committed_usd(costs, base.train_days - window.days)
+    return base.candidate("hybrid", offer=offer.id, provider=offer.provider, goodput=base.job.goodput,
+                          train_days=base.train_days, cost_usd=rented + committed, rented_usd=rented,
+                          committed_usd=committed, own_share_usd=owned, own_tco_usd=costs.tco_usd,
                           residual_usd=residual_usd(costs.capex_usd, costs.years),
                           note=f"{window.days:,.0f} days on {offer.id}, then owned")
 
@@ -188,7 +215,7 @@ def hybrid(base: Base, window: Window) -> Candidate:
 def candidates(base: Base, modes: tuple[str, ...], catalog: Catalog) -> list[Candidate]:
     """``base`` in each of ``modes``."""
     owned = own_window(catalog, base.gpu, base.num_gpus)
-    build = {"own": lambda: own(base, owned), "reserved": lambda: reserved(base, reserved_window(catalog)),
+    build = {"own": lambda: own(base, owned), "reserved": lambda: reserved(base, catalog),
              "on-demand": lambda: pay_per_use(base, "on-demand"), "spot": lambda: pay_per_use(base, "spot"),
              "hybrid": lambda: hybrid(base, owned)}
     return [build[mode]() for mode in modes]

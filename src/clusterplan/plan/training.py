@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from clusterplan.catalog import Catalog, CloudOffer
+from clusterplan.cost.cloud import Rented, rented
 from clusterplan.design import Design
 from clusterplan.perf.evidence import Band, training_band
 from clusterplan.perf.model import Transformer
@@ -40,6 +41,7 @@ class Training:
     reliability: Reliability | None  # the job at the best layout's tokens/s; None without a layout or storage
     band: Band                       # the evidence behind the step time: its regime, n and band (docs/evidence.md)
     offer_goodputs: Mapping[str, float] = field(default_factory=dict)   # spot offer id -> goodput with reclaims
+    rentals: Mapping[str, Rented] = field(default_factory=dict)   # offer id -> the effective run rented (whole terms)
     warnings: tuple[str, ...] = ()   # the job against the cluster's life and cost (training_warnings)
 
     @property
@@ -61,9 +63,11 @@ class Training:
 
     @property
     def effective_costs_usd(self) -> dict[str, float]:
-        """``costs_usd`` of the wall-clock GPU-hours: each raw cost / goodput (owned or rented, the job fails
-        alike; a spot offer's goodput also counts its reclaims)."""
-        return {key: usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
+        """``costs_usd`` of the wall-clock run: the owned cost / goodput, and each offer renting the effective
+        run (the job fails alike; a spot offer's goodput also counts its reclaims; a reservation bills whole
+        terms, cost/cloud.py ``rented``)."""
+        return {key: self.rentals[key].total_usd if key in self.rentals
+                else usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
 
 
 def raw_time_to_train_s(tokens: float, best: Prediction | None) -> float | None:
@@ -91,10 +95,15 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
                                       tokens_per_s=best.tokens_per_s, useful_s=raw_s)
         offer_goodputs = spot_goodputs(spec, catalog, built, job.model, job.num_gpus, offers,
                                        tokens_per_s=best.tokens_per_s, useful_s=raw_s)
-    costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers)
+    resale = spec.cloud.resale_fraction
+    costs_usd = _costs_usd(raw_s, job.num_gpus, own_usd_per_gpu_hour, offers, resale)
+    goodput = reliability.goodput if reliability is not None else 1.0   # without it, the raw run
+    rentals = {} if raw_s is None else {
+        offer.id: rented(offer, num_gpus=job.num_gpus, run_s=raw_s / offer_goodputs.get(offer.id, goodput),
+                         resale_fraction=resale) for offer in offers}
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
-                    offer_goodputs=offer_goodputs,
+                    offer_goodputs=offer_goodputs, rentals=rentals,
                     band=evidence(built, job.model, job.options, job.num_gpus))
 
 
@@ -107,12 +116,15 @@ def evidence(built: Design, model: Transformer, options: Options, num_gpus: int)
 
 
 def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,
-               offers: Sequence[CloudOffer]) -> dict[str, float]:
-    """The GPU-hours of ``seconds`` on ``num_gpus`` at the own cluster's rate ("own") and at each offer's."""
+               offers: Sequence[CloudOffer], resale_fraction: float = 0.0) -> dict[str, float]:
+    """The GPU-hours of ``seconds`` on ``num_gpus`` at the own cluster's rate ("own"), and each offer rented for
+    that run (a reservation: its whole terms)."""
     if seconds is None:
         return {}
     gpu_hours = seconds / 3600 * num_gpus
-    return {"own": gpu_hours * own_usd_per_gpu_hour, **{offer.id: gpu_hours * offer.price_usd for offer in offers}}
+    return {"own": gpu_hours * own_usd_per_gpu_hour,
+            **{offer.id: rented(offer, num_gpus=num_gpus, run_s=seconds, resale_fraction=resale_fraction).total_usd
+               for offer in offers}}
 
 
 def training_warnings(job: Training, *, years: int, tco_usd: float) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from clusterplan.report.figures import money, pointer
 from clusterplan.report.html_offers import cheapest_per_mode, offer_style, others_entry
 from clusterplan.report.page import Part, mark, section, table, td
 from clusterplan.report.svg import Mark, esc
-from clusterplan.report.training import precision_peak, reasons
+from clusterplan.report.training import precision_peak, reasons, rental_notes
 
 GIB = 2**30
 DAY = 86400
@@ -109,6 +109,7 @@ def _chosen(doc: dict) -> str:
                          + '</tr>')
         heads = ("Cost to train on", "USD per GPU-hour", "Raw (USD)") + (("Effective (USD)",) if effective else ())
         out += table(heads, costs, numeric=tuple(range(1, len(heads))))
+        out += "".join(f'<p class="note">{esc(label)}: {esc(text)}</p>' for label, text in rental_notes(job))
     return out
 
 

@@ -17,10 +17,13 @@ from clusterplan.schema import as_table
 from clusterplan.units import format_usd
 
 SIZE_SCHEMA = "clusterplan.size/1"
-OWN_COST_RULE = ("owned cost = the job's share of the TCO (its wall-clock GPU-hours x the cluster's cost per "
-                 "delivered GPU-hour, the figure `train` prints): the default, since the cluster keeps serving "
-                 "other work for the rest of its horizon; own_tco_usd is the whole TCO when it is bought for this "
-                 "job alone, residual_usd what it is worth at the end of the horizon (straight-line book value)")
+OWN_COST_RULE = ("cost = the money committed, which the budget is checked against: owned, capex + setup + opex "
+                 "over the days held for the run (committed_usd); rented, what `train` prints for the offer (a "
+                 "reservation's whole terms from its start). Beside it, never instead: own_share_usd, the job's "
+                 "share of the TCO (its GPU-hours x the cost per delivered GPU-hour); own_tco_usd, the whole TCO; "
+                 "residual_usd, the cluster's book value at the end of the horizon. No offer supplies more than "
+                 "its max_gpus at once (else \"capacity\"); spot is interruptible and never a headline of a "
+                 "multi-node job")
 
 
 def _date(start: datetime.date, days: float) -> str:
@@ -41,7 +44,8 @@ def candidate_table(candidate: Candidate, result: Sizing, frontier: set[int]) ->
         "capacity_assumption": window.assumption, "done_days": candidate.done_days,
         "first_gpu_hour": _date(start, window.days), "trained": _date(start, candidate.done_days),
         "trained_latest": _date(start, candidate.done_high_days), "cost_usd": candidate.cost_usd,
-        "rented_usd": candidate.rented_usd, "own_share_usd": candidate.own_share_usd,
+        "rented_usd": candidate.rented_usd, "committed_usd": candidate.committed_usd or candidate.cost_usd,
+        "own_share_usd": candidate.own_share_usd, "interruptible": candidate.interruptible,
         "own_tco_usd": candidate.own_tco_usd, "residual_usd": candidate.residual_usd,
         "on_frontier": id(candidate) in frontier, "note": candidate.note or None})
     return out
@@ -66,7 +70,7 @@ def size_document(result: Sizing) -> dict[str, Any]:
         "num_candidates": len(result.candidates),
         "num_modelled": sum(1 for c in result.candidates if not c.reason),
         "excluded": dict(result.excluded),
-        "cheapest": table(result.cheapest), "fastest": table(result.fastest),
+        "cheapest": table(result.cheapest), "fastest": table(result.fastest), "spot": table(result.spot),
         "nearest": [table(c) for c in result.nearest] if result.cheapest is None else [],
         "frontier": [table(c) for c in result.frontier],
         "own_cost_rule": OWN_COST_RULE,
@@ -113,8 +117,9 @@ def size_tables(doc: dict[str, Any]) -> tuple[Table, ...]:
         Table(name="Frontier", title="Pareto frontier (days to the trained model, cost)", columns=columns,
               rows=tuple(_cells(row) for row in doc["frontier"])),
         Table(name="Candidates", title="Every modelled candidate",
-              columns=(*columns, "Owned share (USD)", "Whole TCO (USD)", "Residual (USD)", "Excluded by"),
-              rows=tuple((*_cells(row), row["own_share_usd"], row["own_tco_usd"], row["residual_usd"],
+              columns=(*columns, "Committed (USD)", "Owned share (USD)", "Whole TCO (USD)", "Residual (USD)",
+                       "Excluded by"),
+              rows=tuple((*_cells(row), row["committed_usd"], row["own_share_usd"], row["own_tco_usd"], row["residual_usd"],
                           row["excluded_by"] or "") for row in modelled)),
         Table(name="Excluded", title="Candidates excluded, by reason", columns=("Reason", "Candidates"),
               rows=tuple(doc["excluded"].items())),
@@ -152,6 +157,13 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
         console.print(f"  layout tp.pp.dp.cp {_layout(row['layout'])}, MFU {row['mfu']:.1%}, goodput {row['goodput']:.1%}, "
                       f"{row['train_days']:,.1f} days of training"
                       + (f"; {escape(row['note'])}" if row["note"] else ""))
+    spot = doc.get("spot")
+    if spot is not None:
+        console.print(f"[bold]Spot (interruptible, not a headline):[/bold] {escape(_name(spot))}: "
+                      f"{format_usd(spot['cost_usd'])} effective, goodput {spot['goodput']:.1%} with reclaims "
+                      f"(restarts and work lost since the last checkpoint), trained {spot['trained']}"
+                      + (f", misses the {spot['excluded_by']}" if spot["excluded_by"] else "")
+                      + f"; {escape(spot['note'] or '')}")
     if doc["nearest"]:
         console.print("Nothing meets the deadline; the nearest:")
         for row in doc["nearest"]:
@@ -164,10 +176,20 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
     console.print(f"[dim]{escape(doc['own_cost_rule'])}[/dim]")
 
 
+def infeasible_line(doc: dict[str, Any]) -> str:
+    """Why nothing qualifies, in one line: each nearest candidate once, with its fabric and its reason."""
+    question = doc["question"]
+    nearest = "; ".join(f"{row['num_gpus']:,} x {row['gpu']} on {row['fabric']}, {row['mode']}: trained "
+                        f"{row['trained']} ({row['excluded_by'] or 'qualifies'})" for row in doc["nearest"])
+    return (f"infeasible: nothing meets the deadline {question['deadline']}"
+            f"{' within the budget' if question['budget_usd'] else ''}; nearest: {nearest or 'none modelled'}")
+
+
 def _best_per_mode(doc: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for mode in doc["question"]["modes"]:
-        rows = [row for row in doc["candidates"] if row["mode"] == mode and "cost_usd" in row]
+        rows = [row for row in doc["candidates"] if row["mode"] == mode and "cost_usd" in row
+                and not row["interruptible"]]
         meeting = [row for row in rows if not row["excluded_by"]]
         if meeting:
             out.append(min(meeting, key=lambda row: (row["cost_usd"], row["done_days"])))
@@ -177,15 +199,16 @@ def _best_per_mode(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _rows_table(title: str, rows: list[dict[str, Any]]):
-    """GPUs, part, fabric, mode and provider (the offer ids are in the JSON and CSV), layout, MFU, the days to
-    the first GPU-hour, the date trained, the days to it and the cost: one line each at 110 columns."""
-    table = new_table(title, "GPUs", "GPU", "Fabric", "Mode", "Provider", "tp.pp.dp.cp", "MFU", "Ready (d)",
-                      "Trained", "Days", "Cost", right=(0, 6, 7, 9, 10))
-    table.collapse_padding = True   # one space between columns: eleven columns in 110 characters
-    provider = table.columns[4]
-    provider.no_wrap, provider.max_width, provider.overflow = True, 10, "ellipsis"
+    """GPUs, part, fabric, mode and provider (the offer ids, MFU and goodput are in the JSON and CSV), layout,
+    the days to the first GPU-hour, the date trained, the days to it and the cost: one line each within 100
+    columns (at most 98 with the longest ids: a100-40gb-sxm, Voltage Park), nothing cut or wrapped."""
+    table = new_table(title, "GPUs", "GPU", "Fabric", "Mode", "Provider", "tp.pp.dp.cp", "Ready",
+                      "Trained", "Days", "Cost", right=(0, 6, 8, 9))
+    table.collapse_padding = True   # one space between columns
+    for column in table.columns:
+        column.no_wrap = True
     for row in rows:
         table.add_row(f"{row['num_gpus']:,}", row["gpu"], row["fabric"], row["mode"], escape(row["provider"] or "-"),
-                      _layout(row["layout"]), f"{row['mfu']:.1%}", f"{row['capacity_days']:,.0f}", row["trained"],
+                      _layout(row["layout"]), f"{row['capacity_days']:,.0f}", row["trained"],
                       f"{row['done_days']:,.1f}", format_usd(row["cost_usd"]))
     return table

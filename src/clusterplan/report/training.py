@@ -59,7 +59,50 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         offer = doc["cheapest_cloud_to_train"]
         if offer is not None:
             rows.append((f"Cost to train (cheapest cloud: {offer})",
-                         _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)))
+                         _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)
+                         + _terms(doc.get("cloud_terms", {}).get(offer))))
+        rows += cloud_notes(doc)
+    return rows
+
+
+def _terms(terms: dict[str, Any] | None) -> str:
+    """", 1 whole 3-year term, 2.6 years idle ($5.6M)" for a reservation; "" for pay-per-use."""
+    if not terms:
+        return ""
+    idle_years = terms["idle_gpu_hours"] / terms["billed_gpu_hours"] * terms["terms"] * terms["term_years"]
+    resale = f", {terms['resale_fraction']:.0%} resold" if terms["resale_fraction"] else ""
+    return (f"; {terms['terms']} whole {terms['term_years']}-year term{'s' if terms['terms'] > 1 else ''}, "
+            f"{idle_years:.1f} years idle ({format_usd(terms['idle_usd'])}{resale})")
+
+
+def rental_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The report's cloud lines under its cost table: the headline offer, each reservation's whole terms and
+    idle remainder, the spot line and the offers short of capacity (the terminal's rows, in words)."""
+    rows = []
+    offer = doc.get("cheapest_cloud_to_train")
+    if offer is not None:
+        effective = doc.get("effective_cloud_cost_to_train_usd", {}).get(offer, doc["cloud_cost_to_train_usd"][offer])
+        rows.append(("Cheapest cloud (never spot for a multi-node job, nor past an offer's capacity)",
+                     f"{offer}, {format_usd(effective)}"))
+    for key, terms in doc.get("cloud_terms", {}).items():
+        rows.append((f"Reservation {key}", f"whole terms from its start{_terms(terms)}"))
+    return rows + cloud_notes(doc)
+
+
+def cloud_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The spot offer on its own line (reclaims, goodput, effective cost) and the offers short of capacity."""
+    rows = []
+    spot = doc.get("spot")
+    if spot is not None:
+        why = "" if spot["headline"] else "; interruptible, never the headline of a synchronous multi-node job"
+        rows.append((f"Spot (interruptible: {spot['offer']})",
+                     f"{spot['reclaim_per_1000_instance_days']:.3g} reclaims per 1000 instance-days, goodput "
+                     f"{spot['goodput']:.1%} (restarts and work lost since the last checkpoint), "
+                     f"{format_usd(spot['cost_to_train_usd'])} raw, "
+                     f"{format_usd(spot['effective_cost_to_train_usd'])} effective{why}"))
+    short = doc.get("cloud_excluded") or {}
+    if short:
+        rows.append(("Offers short of capacity", "; ".join(f"{key} ({why})" for key, why in short.items())))
     return rows
 
 

@@ -116,7 +116,8 @@ def _workload_costs(training: dict[str, Any], rates: set[str]) -> list[tuple[str
              training["time_to_train_s"] / 3600 * training["num_gpus"], "usd0"),
             ("Cost to train, own (USD)", "cost_to_train_usd", "=train_gpu_hours*cost_per_gpu_hour_usd",
              training["cost_to_train_usd"], "usd")]
-    rows += [(f"Cost to train, {offer} (USD)", "", f"=train_gpu_hours*{price_name(offer, 'rate')}", usd, "usd")
+    terms = training.get("cloud_terms", {})
+    rows += [(f"Cost to train, {offer} (USD)", "", _rent_formula(offer, terms.get(offer)), usd, "usd")
              for offer, usd in training["cloud_cost_to_train_usd"].items() if price_name(offer, "rate") in rates]
     if "effective_time_to_train_s" in training:
         rows += [("Wall-clock time to train (s)", "", "=time_to_train_s/goodput",
@@ -124,6 +125,18 @@ def _workload_costs(training: dict[str, Any], rates: set[str]) -> list[tuple[str
                  ("Wall-clock cost to train, own (USD)", "", "=cost_to_train_usd/goodput",
                   training["effective_cost_to_train_usd"], "usd")]
     return rows
+
+
+def _rent_formula(offer: str, terms: dict[str, Any] | None) -> str:
+    """The run's GPU-hours at the offer's rate; a reservation bills whole terms from its start (cost/cloud.py
+    ``rented``): train_gpus x CEILING(run / term) x term hours, less the idle remainder resold."""
+    rate = price_name(offer, "rate")
+    if not terms:
+        return f"=train_gpu_hours*{rate}"
+    term_h = terms["term_years"] * 8760
+    billed = f"train_gpus*MAX(1,CEILING(time_to_train_s/3600/{term_h},1))*{term_h}"
+    resale = terms["resale_fraction"]
+    return f"=({billed}-{resale}*({billed}-train_gpu_hours))*{rate}" if resale else f"={billed}*{rate}"
 
 
 def write_workload(model: Any, doc: dict[str, Any]) -> None:

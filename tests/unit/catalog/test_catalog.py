@@ -13,7 +13,8 @@ def test_every_entry_has_source_and_date(catalog):
     """No figure without a source and a date."""
     for family, entry in all_entries(catalog):
         assert entry.source.strip(), f"{family}/{entry.id} has no source"
-        assert entry.date.strip(), f"{family}/{entry.id} has no date"
+        assumption = isinstance(entry, Priced) and entry.assumption   # an ASSUMPTION carries no observation date
+        assert entry.date.strip() or assumption, f"{family}/{entry.id} has no date"
         if isinstance(entry, Priced) and entry.assumption:
             assert entry.source.startswith("ASSUMPTION"), f"{entry.id}: assumptions say so in their source"
 
@@ -137,3 +138,19 @@ def test_a_bad_nvlink_domain_names_its_key(extra, message):
     with pytest.raises(CatalogError) as error:
         parse_family(text, Server, source="catalog/servers.toml")
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("line, key", [("max_gpus = 0", "max_gpus"), ("max_gpus = -8", "max_gpus"),
+                                       ('max_gpus = "many"', "max_gpus"), ("term_years = 0", "term_years"),
+                                       ("term_years = -1.5", "term_years"), ("capacity_days = -3", "capacity_days")])
+def test_an_offer_capacity_or_term_that_is_not_positive_is_an_error(line, key):
+    """Every offer carries a positive capacity, a reservation a positive term; the error names the key."""
+    from clusterplan.catalog import CloudOffer, parse_family
+    fields = {"max_gpus": "max_gpus = 64", "term_years": "", "capacity_days": ""}
+    fields[key] = line
+    text = "\n".join(["[x-reserved]", 'name = "x"', 'provider = "X"', 'instance = "x8"', 'gpu = "h100-sxm"',
+                      "gpus_per_instance = 8", 'pricing = "reserved-1y"', 'capacity_source = "quote"',
+                      "price_usd = 2.0", 'source = "quote"', 'date = "2026"', *fields.values()])
+    with pytest.raises(CatalogError) as error:
+        parse_family(text, CloudOffer, source="catalog/cloud.toml")
+    assert key in str(error.value)

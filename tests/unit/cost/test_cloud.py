@@ -9,7 +9,7 @@ from clusterplan.spec import load_spec
 
 
 def offer(catalog, pricing):
-    return dataclasses.replace(catalog.get("cloud", "aws-p5-on-demand"), pricing=pricing, price_usd=2.0)
+    return dataclasses.replace(catalog.get("cloud", "aws-p5-on-demand"), pricing=pricing, term_years=-1, price_usd=2.0)
 
 
 def test_pay_per_use_bills_delivered_hours_and_reserved_every_hour(catalog):
@@ -95,3 +95,39 @@ def test_breakeven_of_arrays_is_breakeven_of_each_element():
                                rent_usd_per_year=float(rent[row]), horizon_months=36)
         reached = [m for m in range(37) if rent[row] * m / 12 >= upfront[row] + opex[row] * m / 12]
         assert one == months[row] == (reached[0] if reached else np.inf)
+
+
+def test_a_reservation_costs_its_whole_term_whatever_the_run(catalog):
+    """The issue's case: 85 days on a 3-year reservation pay 3 years, the idle remainder shown; on-demand pays
+    the run's hours; a stated resale fraction values the idle remainder."""
+    from clusterplan.cost.cloud import rented
+    three, on_demand = offer(catalog, "reserved-3y"), offer(catalog, "on-demand")
+    run_s = 85 * 86400
+    rent = rented(three, num_gpus=128, run_s=run_s)
+    assert rent.terms == 1 and rent.total_usd == pytest.approx(128 * 3 * 8760 * 2.0)
+    assert rent.idle_usd == pytest.approx(128 * (3 * 8760 - 85 * 24) * 2.0)
+    assert rented(on_demand, num_gpus=128, run_s=run_s).total_usd == pytest.approx(128 * 85 * 24 * 2.0)
+    resold = rented(three, num_gpus=128, run_s=run_s, resale_fraction=0.25)
+    assert resold.total_usd == pytest.approx(rent.total_usd - 0.25 * rent.idle_usd)
+    assert rented(three, num_gpus=8, run_s=3.5 * 8760 * 3600).terms == 2
+
+
+def test_spot_and_short_capacity_are_never_the_headline(catalog):
+    """Spot heads neither a 24/7 cluster nor a job over more than one instance; nothing heads past max_gpus."""
+    from clusterplan.cost.cloud import headline
+    spot, on_demand = catalog.get("cloud", "nebius-h100-spot"), catalog.get("cloud", "nebius-h100-on-demand")
+    assert headline(spot, num_gpus=8, always_on=False)                 # one instance: a reclaim is a restart
+    assert not headline(spot, num_gpus=16, always_on=False)
+    assert not headline(spot, num_gpus=8, always_on=True)
+    assert headline(on_demand, num_gpus=on_demand.max_gpus, always_on=True)
+    assert not headline(on_demand, num_gpus=on_demand.max_gpus + 8, always_on=True)
+
+
+def test_plan_headline_is_not_spot(reference_plan):
+    """The reference runs 24/7: its cheapest cloud is the cheapest offer that is not spot."""
+    from clusterplan.report.export import plan_document
+    doc = plan_document(reference_plan)
+    pricing = {row["offer"]: row["pricing"] for row in doc["cloud"]}
+    assert pricing[doc["cheapest_cloud"]["offer"]] != "spot"
+    assert doc["cheapest_cloud"]["total_usd"] == min(row["total_usd"] for row in doc["cloud"]
+                                                     if row["pricing"] != "spot")

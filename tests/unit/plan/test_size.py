@@ -7,7 +7,8 @@ import pytest
 from clusterplan.errors import ConfigError
 from clusterplan.plan.size import frontier, size
 from clusterplan.plan.size_platform import domain_rack_w, platform
-from clusterplan.plan.size_modes import (USEFUL_LIFE_YEARS, Candidate, Window, own_window, reserved_usd,
+from clusterplan.cost.cloud import rented
+from clusterplan.plan.size_modes import (USEFUL_LIFE_YEARS, Candidate, Window, committed_usd, own_window,
                                          residual_usd)
 from clusterplan.spec import load_spec
 
@@ -27,8 +28,8 @@ def test_reservations_bill_whole_terms(catalog):
     """A run of 13 months on a 1-year term pays two years; on a 3-year term one term."""
     one, three = catalog.get("cloud", "aws-p5-reserved-1y"), catalog.get("cloud", "aws-p5-reserved-3y")
     run_s = 13 / 12 * 8760 * 3600
-    assert reserved_usd(one, 8, run_s) == pytest.approx(8 * 8760 * 2 * one.price_usd)
-    assert reserved_usd(three, 8, run_s) == pytest.approx(8 * 8760 * 3 * three.price_usd)
+    assert rented(one, num_gpus=8, run_s=run_s).total_usd == pytest.approx(8 * 8760 * 2 * one.price_usd)
+    assert rented(three, num_gpus=8, run_s=run_s).total_usd == pytest.approx(8 * 8760 * 3 * three.price_usd)
 
 
 def test_residual_value_is_straight_line_and_floored():
@@ -56,7 +57,12 @@ def test_hybrid_hands_over_or_is_excluded(catalog):
     long_run = by[(8, "hybrid")]
     owned, rented = by[(8, "own")], by[(8, "on-demand")]
     share = owned.capacity.days / owned.train_days
-    assert long_run.cost_usd == pytest.approx(rented.cost_usd * share + owned.cost_usd * (1 - share))
+    assert long_run.rented_usd == pytest.approx(rented.cost_usd * share)
+    assert long_run.own_share_usd == pytest.approx(owned.own_share_usd * (1 - share))
+    held = owned.train_days - owned.capacity.days   # the owned cluster commits capex and setup, opex while held
+    assert long_run.committed_usd < owned.committed_usd
+    assert long_run.cost_usd == pytest.approx(long_run.rented_usd + long_run.committed_usd)
+    assert held > 0
     assert long_run.done_days == rented.done_days < owned.done_days
     short = size(load_spec(None, ['size.model="llama2-13b"', 'size.tokens="10B"', 'size.gpus=["h100-sxm"]',
                                   'size.fabrics=["ib-ndr400"]', "size.max_gpus=8", 'size.modes=["hybrid"]']),
@@ -102,3 +108,59 @@ def test_platform_is_the_default_server_in_whole_domains(catalog):
     with pytest.raises(ConfigError) as error:
         platform(spec, catalog, "gb200", 64, key="size.gpus[0]")
     assert error.value.key == "size.max_gpus" and "72 GPUs" in error.value.message
+
+
+def test_an_owned_candidate_costs_the_money_committed(catalog):
+    """Owning commits capex + setup + opex over the run, which the budget is checked against; the job's
+    share of the TCO is beside it and much smaller (the issue's $2.51M share of a $378M cluster)."""
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="100B"', 'size.gpus=["h100-sxm"]',
+                            'size.fabrics=["ib-ndr400"]', "size.max_gpus=64", 'size.modes=["own"]'])
+    result = size(spec, catalog, today=TODAY)
+    owned = {c.num_gpus: c for c in result.candidates}[64]
+    from clusterplan.plan.core import own
+    from clusterplan.plan.size import scenario
+    _, costs = own(scenario(result.spec, result.question, result.question.platforms[0], "ib-ndr400", 64), catalog)
+    assert owned.cost_usd == owned.committed_usd == pytest.approx(committed_usd(costs, owned.train_days))
+    assert owned.committed_usd == pytest.approx(costs.upfront_usd + costs.opex_total_usd_per_year
+                                                 * owned.train_days / 365.25)
+    assert owned.own_share_usd < owned.committed_usd
+    budget = (owned.own_share_usd + owned.committed_usd) / 2   # above the share, below the money committed
+    tight = size(load_spec(None, [*spec_lines(), f"size.budget_usd={budget}"]), catalog, today=TODAY)
+    assert {c.num_gpus: c for c in tight.candidates if c.mode == "own"}[64] not in (tight.cheapest, tight.fastest)
+    assert tight.excluded.get("budget", 0) >= 1
+
+
+def spec_lines():
+    return ['size.model="llama2-13b"', 'size.tokens="100B"', 'size.gpus=["h100-sxm"]', 'size.fabrics=["ib-ndr400"]',
+            "size.max_gpus=64", 'size.modes=["own", "on-demand"]']
+
+
+def test_no_offer_supplies_more_than_its_capacity(catalog):
+    """Past every on-demand offer's max_gpus a candidate is out with "capacity", counted; within it, the
+    cheapest offer that supplies the GPUs is rented."""
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="100B"', 'size.gpus=["h100-sxm"]',
+                            'size.fabrics=["ib-ndr400"]', "size.max_gpus=1024", 'size.modes=["on-demand"]'])
+    result = size(spec, catalog, today=TODAY)
+    offers = {o.id: o for o in catalog.families["cloud"].values() if o.gpu == "h100-sxm" and "-pre-" not in o.id
+              and o.pricing == "on-demand"}
+    largest = max(o.max_gpus for o in offers.values())
+    for c in result.candidates:
+        if c.num_gpus > largest:
+            assert c.reason == "capacity"
+        else:
+            assert not c.reason and c.num_gpus <= offers[c.offer].max_gpus
+    assert result.excluded["capacity"] == sum(1 for c in result.candidates if c.num_gpus > largest)
+
+
+def test_spot_is_never_the_headline_of_a_multi_node_job(catalog):
+    """Spot candidates past one instance are interruptible: never the cheapest, the fastest nor on the
+    frontier; the cheapest such is on its own line (Sizing.spot)."""
+    spec = load_spec(None, ['size.model="llama2-13b"', 'size.tokens="100B"', 'size.gpus=["h100-sxm"]',
+                            'size.fabrics=["ib-ndr400"]', "size.max_gpus=64", 'size.modes=["spot", "on-demand"]'])
+    result = size(spec, catalog, today=TODAY)
+    spot = [c for c in result.candidates if c.mode == "spot" and not c.reason]
+    assert spot and all(c.interruptible == (c.num_gpus > 8) for c in spot)
+    multi = [c for c in spot if c.interruptible]
+    assert result.cheapest not in multi and result.fastest not in multi
+    assert not set(map(id, result.frontier)) & set(map(id, multi))
+    assert result.spot in multi
