@@ -153,5 +153,6 @@ def _finance_checks(design: Design, own: Costs, rent: Sequence[CloudCost], utili
                        f"{design.num_gpus:,}-GPU job restarts from its last checkpoint on every preemption")
         if offer.term_years and years % offer.term_years:
             out.append(f"cloud: {offer.id} commits {offer.term_years * 12} months at a time; the "
-                       f"{years * 12}-month horizon leaves part of a term uncounted")
+                       f"{years * 12}-month horizon is billed whole terms, "
+                       f"{offer.term_years * -(-years // offer.term_years) * 12} months")
     return out

@@ -48,7 +48,10 @@ def test_json_has_goodput_and_effective_time_and_cost(capsys):
     assert cloud and set(effective) == set(cloud)
     spot = doc["spot_goodput"]   # a spot offer's goodput counts its reclaims too
     assert set(spot) == {"nebius-h100-spot"} and spot["nebius-h100-spot"] < goodput
-    assert all(effective[offer] == pytest.approx(usd / spot.get(offer, goodput)) for offer, usd in cloud.items())
+    terms = doc["cloud_terms"]   # a reservation bills whole terms, raw and effective alike (cost/cloud.py rented)
+    assert terms and all(effective[offer] == pytest.approx(terms[offer]["total_usd"]) for offer in terms)
+    assert all(effective[offer] == pytest.approx(usd / spot.get(offer, goodput)) for offer, usd in cloud.items()
+               if offer not in terms)
     assert doc["interruptions_per_day"] > 0 and doc["checkpoint_interval_s"] > 0
     assert doc["expected_interruptions"] == pytest.approx(
         doc["interruptions_per_day"] * doc["effective_time_to_train_s"] / 86400)
@@ -61,7 +64,7 @@ def test_table_shows_raw_and_effective_side_by_side(capsys):
     assert code == 0 and f"{doc['goodput']:.1%} (" in out
     raw, effective = doc["time_to_train_s"] / 86400, doc["effective_time_to_train_s"] / 86400
     assert f"{raw:.1f} days raw, {effective:.1f} days effective" in out
-    assert "Cost to train (own cluster)" in out and out.count(" raw, ") == 3
+    assert "Cost to train (own cluster)" in out and out.count(" raw, ") == 4   # time, own, cheapest cloud, spot
 
 
 def test_top_above_ten_lists_that_many_layouts(capsys):

@@ -43,8 +43,14 @@ class CloudCost:
         return self.billed_gpu_hours_per_year * self.offer.price_usd
 
     @property
+    def billed_years(self) -> int:
+        """The horizon in whole terms: a reservation costs its whole term from the day it starts (``rented``)."""
+        term = self.offer.term_years
+        return term * math.ceil(self.years / term) if term else self.years
+
+    @property
     def total_usd(self) -> float:
-        return self.usd_per_year * self.years
+        return self.usd_per_year * self.billed_years
 
     def cumulative_usd(self, month: float) -> float:
         return cumulative_spend_usd(upfront_usd=0.0, usd_per_year=self.usd_per_year, month=month)

@@ -201,10 +201,10 @@ def _best_per_mode(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def _rows_table(title: str, rows: list[dict[str, Any]]):
     """GPUs, part, fabric, mode and provider (the offer ids, MFU and goodput are in the JSON and CSV), layout,
     the days to the first GPU-hour, the date trained, the days to it and the cost: one line each within 100
-    columns (at most 98 with the longest ids: a100-40gb-sxm, Voltage Park), nothing cut or wrapped."""
+    columns (at most 92 with the longest ids: a100-40gb-sxm, Voltage Park), nothing cut or wrapped."""
     table = new_table(title, "GPUs", "GPU", "Fabric", "Mode", "Provider", "tp.pp.dp.cp", "Ready",
                       "Trained", "Days", "Cost", right=(0, 6, 8, 9))
-    table.collapse_padding = True   # one space between columns
+    table.padding = (0, 0)           # the box's one space between columns: at most 92 wide with the longest ids
     for column in table.columns:
         column.no_wrap = True
     for row in rows:

@@ -58,9 +58,9 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
                      + _range(doc, "cost_to_train_usd", format_usd)))
         offer = doc["cheapest_cloud_to_train"]
         if offer is not None:
-            rows.append((f"Cost to train (cheapest cloud: {offer})",
-                         _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer), format_usd)
-                         + _terms(doc.get("cloud_terms", {}).get(offer))))
+            rows.append(("Cost to train (cheapest cloud)",
+                         f"{offer}: " + _raw_effective(doc["cloud_cost_to_train_usd"][offer], effective.get(offer),
+                                                       format_usd) + _terms(doc.get("cloud_terms", {}).get(offer))))
         rows += cloud_notes(doc)
     return rows
 
@@ -94,15 +94,15 @@ def cloud_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     spot = doc.get("spot")
     if spot is not None:
-        why = "" if spot["headline"] else "; interruptible, never the headline of a synchronous multi-node job"
-        rows.append((f"Spot (interruptible: {spot['offer']})",
-                     f"{spot['reclaim_per_1000_instance_days']:.3g} reclaims per 1000 instance-days, goodput "
-                     f"{spot['goodput']:.1%} (restarts and work lost since the last checkpoint), "
+        why = "" if spot["headline"] else "; never the headline of a multi-node job"
+        rows.append(("Spot (interruptible)",
+                     f"{spot['offer']}: {spot['reclaim_per_1000_instance_days']:.3g} reclaims per 1000 instance-days, "
+                     f"goodput {spot['goodput']:.1%} (restarts, work lost since the last checkpoint), "
                      f"{format_usd(spot['cost_to_train_usd'])} raw, "
                      f"{format_usd(spot['effective_cost_to_train_usd'])} effective{why}"))
     short = doc.get("cloud_excluded") or {}
     if short:
-        rows.append(("Offers short of capacity", "; ".join(f"{key} ({why})" for key, why in short.items())))
+        rows.append(("Short of capacity", "; ".join(f"{key} ({why})" for key, why in short.items())))
     return rows
 
 

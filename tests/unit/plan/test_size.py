@@ -164,3 +164,22 @@ def test_spot_is_never_the_headline_of_a_multi_node_job(catalog):
     assert result.cheapest not in multi and result.fastest not in multi
     assert not set(map(id, result.frontier)) & set(map(id, multi))
     assert result.spot in multi
+
+
+def test_the_tables_fit_100_columns_whole(catalog):
+    """A frontier row with the longest GPU id and provider name fits 100 columns, nothing cut (no ellipsis)."""
+    import io
+
+    from clusterplan.report.console import new_console
+    from clusterplan.report.size import _rows_table
+    row = {"num_gpus": 16384, "gpu": "a100-40gb-sxm", "fabric": "ib-ndr400", "mode": "on-demand",
+           "provider": "Voltage Park", "layout": {"tp": 8, "pp": 16, "dp": 128, "cp": 1}, "capacity_days": 254,
+           "trained": "2027-11-26", "done_days": 5160.2, "cost_usd": 123.45e6}
+    stream = io.StringIO()
+    console = new_console(stream)
+    console.width = 100
+    console.print(_rows_table("Pareto frontier", [row]))
+    lines = stream.getvalue().splitlines()
+    assert all(len(line.rstrip()) <= 100 for line in lines)
+    body = lines[-1]
+    assert "…" not in stream.getvalue() and "Voltage Park" in body and "2027-11-26" in body

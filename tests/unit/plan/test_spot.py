@@ -1,5 +1,7 @@
 """spot goodput (plan/spot.py): a spot offer's reclaims join the job's failure causes."""
 
+import pytest
+
 from clusterplan.design.design import design
 from clusterplan.plan.spot import reclaim_cause, spot_goodputs
 from clusterplan.plan.training import training
@@ -23,7 +25,7 @@ def test_spot_goodput_is_below_the_own_clusters_and_falls_with_the_rate(catalog)
     assert set(job.offer_goodputs) == {offer.id}
     assert job.offer_goodputs[offer.id] < job.goodput
     effective = job.effective_costs_usd
-    assert effective["aws-p5-on-demand"] == job.costs_usd["aws-p5-on-demand"] / job.goodput
+    assert effective["aws-p5-on-demand"] == pytest.approx(job.costs_usd["aws-p5-on-demand"] / job.goodput, rel=1e-12)
     assert effective[offer.id] == job.costs_usd[offer.id] / job.offer_goodputs[offer.id]
     worse = offer.__class__(**{**{f: getattr(offer, f) for f in offer.__dataclass_fields__},
                                "reclaim_per_1000_instance_days": 100 * offer.reclaim_per_1000_instance_days})
