@@ -4,6 +4,10 @@ Works on plan documents (``clusterplan.plan/1``), the result every renderer
 draws. The headline figures are those of the one figures table that compare
 shows (``report.figures.HEADLINES``, view ``compare``), so a figure added to the
 document is one more entry there.
+
+A what-if without files is a grid of ``--vary KEY=V1,V2[,...]``: one scenario, one
+column per value (per combination of values where several keys vary), each column
+the scenario with those keys set (``grid``; docs/compare.md).
 """
 
 from __future__ import annotations
@@ -12,8 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterplan.errors import ConfigError
 from clusterplan.report.figures import COMPARE, shown
 from clusterplan.schema import FROZEN
+
+MAX_VALUES = 16       # values of one --vary list (the issue's bound)
+MAX_KEYS = 3          # keys varied at once: a grid of a few keys stays readable
+MAX_COLUMNS = 16      # scenarios a grid may make: 16 plans, and a table a person can still read
 
 
 @dataclass(**FROZEN)
@@ -107,3 +116,100 @@ def _union(groups) -> list:
         for item in group:
             seen.setdefault(item["offer"] if isinstance(item, Mapping) else item, None)
     return list(seen)
+
+
+@dataclass(**FROZEN)
+class Vary:
+    """One ``--vary KEY=V1,V2[,...]``: a scenario key and the values (TOML text, as ``--set`` reads them) it takes."""
+
+    key: str
+    values: tuple[str, ...]
+    text: str           # as given, for error messages
+
+
+@dataclass(**FROZEN)
+class Column:
+    """One scenario of a grid: the ``--set`` overrides that make it and its label."""
+
+    label: str
+    overrides: tuple[str, ...]
+
+
+def parse_vary(text: str) -> Vary:
+    """``KEY=V1,V2[,...]``: 2 to 16 distinct values, split at commas outside brackets and quotes (a list value
+    such as ``size.gpus=["b200"],["h100-sxm"]`` keeps its own commas); errors name the ``--vary`` given."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    where = f"--vary {text}"
+    if not sep or "." not in key or not key.split(".")[0] or not raw.strip():
+        raise ConfigError("expected section.key=V1,V2[,...]", source=where)
+    values = tuple(value.strip() for value in _split(raw))
+    if any(not value for value in values):
+        raise ConfigError("an empty value in the list", source=where)
+    if len(values) < 2:
+        raise ConfigError(f"needs two or more values to compare, got one ({values[0]}); for one value use "
+                          f"--set {key}={values[0]}", source=where)
+    if len(values) > MAX_VALUES:
+        raise ConfigError(f"{len(values)} values, at most {MAX_VALUES}", source=where)
+    twice = sorted({value for value in values if values.count(value) > 1})
+    if twice:
+        raise ConfigError(f"{', '.join(twice)} given twice", source=where)
+    return Vary(key=key, values=values, text=text)
+
+
+def grid(varies: Sequence[Vary]) -> tuple[Column, ...]:
+    """Every combination of the varied values, the first key slowest, the first combination the baseline."""
+    if not varies:
+        raise ValueError("grid needs one --vary or more")
+    keys = [vary.key for vary in varies]
+    for vary in varies:
+        if keys.count(vary.key) > 1:
+            raise ConfigError("varied twice: give its values in one list", key=vary.key,
+                              source=f"--vary {vary.text}")
+    if len(varies) > MAX_KEYS:
+        raise ConfigError(f"{len(varies)} keys varied, at most {MAX_KEYS}", key="--vary")
+    columns = 1
+    for vary in varies:
+        columns *= len(vary.values)
+    if columns > MAX_COLUMNS:
+        sizes = " x ".join(str(len(vary.values)) for vary in varies)
+        raise ConfigError(f"{sizes} = {columns} scenarios, at most {MAX_COLUMNS}: vary fewer values",
+                          key="--vary")
+    names = [_short(vary.key, keys) for vary in varies]
+    combos: list[tuple[str, ...]] = [()]
+    for vary in varies:
+        combos = [(*combo, value) for combo in combos for value in vary.values]
+    return tuple(Column(label=" ".join(f"{name}={_plain(value)}" for name, value in zip(names, combo)),
+                        overrides=tuple(f"{key}={value}" for key, value in zip(keys, combo)))
+                 for combo in combos)
+
+
+def _split(raw: str) -> list[str]:
+    """``raw`` split at its top-level commas (not inside [], {} or quotes)."""
+    parts, depth, quote, current = [], 0, "", []
+    for char in raw:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    return [*parts, "".join(current)]
+
+
+def _short(key: str, keys: Sequence[str]) -> str:
+    """A varied key's label: its last part (``fabric``) unless another varied key ends the same way."""
+    name = key.rpartition(".")[2]
+    return name if sum(other.rpartition(".")[2] == name for other in keys) == 1 else key
+
+
+def _plain(value: str) -> str:
+    """A TOML string value without its quotes, for a label."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" else value

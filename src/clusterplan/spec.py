@@ -278,7 +278,8 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
 
 def _nodes_from_gpus(table: dict, origins: Mapping[str, tuple[str, Any]]) -> None:
     """``cluster.num_gpus`` (given instead of ``num_nodes``) as the nodes of ``gpus_per_node`` it makes;
-    a ``num_nodes`` given beside it must agree."""
+    a ``num_nodes`` given beside it at the same level (both in the file, or both on the command line) must
+    agree, and the command line wins over the file (``plan FILE --gpus 256`` where FILE says ``num_nodes``)."""
     cluster = table.get("cluster")
     if not isinstance(cluster, dict) or "num_gpus" not in cluster:
         return
@@ -290,7 +291,11 @@ def _nodes_from_gpus(table: dict, origins: Mapping[str, tuple[str, Any]]) -> Non
     if gpus % per_node:
         raise ConfigError(f"{gpus:,} GPUs are not whole nodes of {per_node}", key="cluster.num_gpus")
     nodes = cluster.get("num_nodes")
-    if "cluster.num_nodes" in origins and nodes != gpus // per_node:
+    levels = {key: origins[key][0].startswith("--set ") for key in ("cluster.num_gpus", "cluster.num_nodes")
+              if key in origins}
+    if levels.get("cluster.num_nodes", False) and not levels.get("cluster.num_gpus", True):
+        return   # num_nodes on the command line over num_gpus in the file
+    if levels.get("cluster.num_nodes") == levels.get("cluster.num_gpus") and nodes != gpus // per_node:
         raise ConfigError(f"{gpus:,} GPUs conflict with cluster.num_nodes = {nodes!r} of {per_node} GPUs; "
                           f"give one of them", key="cluster.num_gpus")
     cluster["num_nodes"] = gpus // per_node

@@ -7,7 +7,7 @@ from pathlib import Path
 from clusterplan.cli.main import main
 
 NVL72 = str(Path(__file__).parents[2] / "examples" / "gb200-nvl72-1152.toml")
-DEEPSEEK = ["--model", "deepseek-v3", "--gpus", "1024", "--set", "workload.global_batch=1024",
+DEEPSEEK = ["--model", "deepseek-v3", "--job-gpus", "1024", "--set", "workload.global_batch=1024",
             "--set", "workload.zero=1"]
 
 
@@ -97,6 +97,6 @@ def test_a_fixed_ep_may_fold_over_tp_while_etp_is_searched(capsys):
     """ep 256 at tp 8 on 1,024 GPUs divides tp x dp (whole experts) but not dp: with etp left to the search it
     runs whole experts rather than refusing."""
     code, out, _ = run(capsys, "train", NVL72, "--model", "deepseek-v3",
-                       "--gpus", "1024", "--set", "workload.tp=8", "--set", "workload.ep=256",
+                       "--job-gpus", "1024", "--set", "workload.tp=8", "--set", "workload.ep=256",
                        "--set", "workload.zero=1", "--set", "workload.global_batch=1024")
     assert code == 0 and "(ep 256, etp 1)" in out

@@ -26,7 +26,7 @@ def run(capsys, *argv):
 def sized(tmp_path_factory):
     """size's 128-GPU reserved candidate for the job on the reference's H100 and fabric: the offer it picks."""
     out = tmp_path_factory.mktemp("one") / "size.json"
-    assert main(["size", REFERENCE, "--model", "llama3-70b", "--tokens", "2T", "--gpus", "h100-sxm",
+    assert main(["size", REFERENCE, "--model", "llama3-70b", "--tokens", "2T", "--gpu-types", "h100-sxm",
                  "--fabrics", "ib-ndr200", "--max-gpus", "128", "--modes", "reserved", "--start", "2026-12-04",
                  "--format", "json", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())

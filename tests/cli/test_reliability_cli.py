@@ -23,9 +23,20 @@ def test_table_names_the_job_and_its_goodput(capsys):
         assert text in out
 
 
+def test_gpus_sizes_the_cluster_and_job_gpus_its_job(capsys):
+    """--gpus 256 is the cluster (cluster.num_gpus, as in plan), the job taking it all; --job-gpus 64 a job of it
+    (issue 29: --gpus has one meaning)."""
+    code, out, _ = run(capsys, "reliability", "--format", "json", "--gpus", "256")
+    doc = json.loads(out)
+    assert code == 0 and doc["scenario"]["cluster"]["num_nodes"] == 32 and doc["job"]["num_gpus"] == 256
+    code, out, _ = run(capsys, "reliability", "--format", "json", "--gpus", "256", "--job-gpus", "64")
+    doc = json.loads(out)
+    assert code == 0 and doc["scenario"]["cluster"]["num_nodes"] == 32 and doc["job"]["num_gpus"] == 64
+
+
 def test_json_envelope(capsys):
     """schema, the issue's fields, the breakdown by cause, and the effective scenario echoed back."""
-    code, out, _ = run(capsys, "reliability", "--format", "json", "--days", "30", "--gpus", "64")
+    code, out, _ = run(capsys, "reliability", "--format", "json", "--days", "30", "--job-gpus", "64")
     doc = json.loads(out)
     assert code == 0 and doc["schema"] == "clusterplan.reliability/1"
     for key in ("interruptions_per_day", "expected_interruptions", "mtti_hours", "checkpoint_bytes",
@@ -68,9 +79,12 @@ def test_output_file_is_written_whole(capsys, tmp_path):
     (["--days", "many"], "argument --days: invalid float value"),
     (["--checkpoint-interval-min", "0"], "--checkpoint-interval-min: must be > 0 minutes"),
     (["--checkpoint-interval-min", "-10"], "--checkpoint-interval-min: must be > 0 minutes"),
-    (["--gpus", "0"], "--gpus: must be >= 1, got 0"),
+    (["--job-gpus", "0"], "--job-gpus: must be >= 1, got 0"),
+    (["--job-gpus", "12"], "--job-gpus: 12 GPUs are not whole nodes of 8"),
+    (["--job-gpus", "256"], "--job-gpus: the cluster has 128 GPUs, got 256"),
+    (["--gpus", "0"], "--gpus: must be a whole number of GPUs >= 1, got 0"),
     (["--gpus", "12"], "--gpus: 12 GPUs are not whole nodes of 8"),
-    (["--gpus", "256"], "--gpus: the cluster has 128 GPUs, got 256"),
+    (["--gpus", "128", "--job-gpus", "256"], "--job-gpus: the cluster has 128 GPUs, got 256"),
     (["--set", "reliability.days=0"], "--set reliability.days=0: reliability.days: must be > 0, got 0"),
     (["--set", "reliability.checkpoint_interval_min=-5"], "reliability.checkpoint_interval_min: must be >= 0"),
     (["--set", "reliability.failure_rates={ gpu = 0 }"], "reliability.failure_rates.gpu: must be > 0"),

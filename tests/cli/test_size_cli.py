@@ -11,7 +11,7 @@ from clusterplan.report.tables import read_csv
 
 REFERENCE = "examples/reference-128x-h100.toml"
 # a small search: two GPUs, one fabric, up to 256 GPUs, every mode
-SMALL = ("--gpus", "h100-sxm,h200-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "256", "--start", "2026-12-04")
+SMALL = ("--gpu-types", "h100-sxm,h200-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "256", "--start", "2026-12-04")
 
 
 def run(capsys, *argv):
@@ -94,7 +94,7 @@ def test_a_candidate_equals_what_train_prints(capsys, small, mode):
 def rack_scale(tmp_path_factory):
     """GB200 NVL72 beside HGX B200, on air-cooled halls (the NVL72 rack needs liquid): the JSON document."""
     out = tmp_path_factory.mktemp("size") / "size.json"
-    code = main(["size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpus", "gb200,b200",
+    code = main(["size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpu-types", "gb200,b200",
                  "--fabrics", "ib-ndr400", "--max-gpus", "288", "--modes", "own,on-demand", "--start", "2026-12-04",
                  "--set", 'facility.cooling="air"', "--format", "json", "-o", str(out)])
     assert code == 0
@@ -151,7 +151,8 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, flag", [
-    (("--gpus", "h100-sxm,h900"), "--gpus"),
+    (("--gpu-types", "h100-sxm,h900"), "--gpu-types"),
+    (("--gpus", "256"), "--gpus"),                      # a cluster's GPU count elsewhere: size points to its flags
     (("--fabrics", "ib-xdr"), "--fabrics"),
     (("--modes", "own,lease"), "--modes"),
     (("--deadline", "2026-01-01"), "--deadline"),
@@ -160,7 +161,7 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
     (("--model", "gpt-9"), "--model"),
     (("--budget", "1000"), "--budget"),
     (("--start", "yesterday"), "--start"),
-    (("--gpus", "gb200"), "--max-gpus"),          # 64 GPUs is less than one 72-GPU NVLink domain
+    (("--gpu-types", "gb200"), "--max-gpus"),          # 64 GPUs is less than one 72-GPU NVLink domain
     (("--set", "cloud.capacity={nebius-h100-on-demand = 0}"), "cloud.capacity.nebius-h100-on-demand"),
     (("--set", "cloud.capacity={nebius-h100-on-demand = -64}"), "cloud.capacity.nebius-h100-on-demand"),
     (("--set", "cloud.capacity={nebius-h100-on-demand = 1.5}"), "cloud.capacity.nebius-h100-on-demand"),
@@ -170,7 +171,7 @@ def test_size_section_in_the_scenario_file(capsys, tmp_path):
 def test_bad_input_names_the_flag_and_writes_nothing(capsys, tmp_path, argv, flag):
     """Exit 2, one line on stderr naming the flag, no traceback, no output file."""
     out = tmp_path / "out.json"
-    base = {"--model": "llama2-13b", "--tokens": "300B", "--gpus": "h100-sxm", "--fabrics": "ib-ndr400",
+    base = {"--model": "llama2-13b", "--tokens": "300B", "--gpu-types": "h100-sxm", "--fabrics": "ib-ndr400",
             "--start": "2026-12-04", "--max-gpus": "64"}
     given = dict(zip(argv[::2], argv[1::2]))
     args = [item for key, value in {**base, **given}.items() for item in (key, value)]
@@ -183,7 +184,7 @@ def test_bad_input_names_the_flag_and_writes_nothing(capsys, tmp_path, argv, fla
 
 def test_nothing_meets_the_deadline_exits_3_with_the_nearest(capsys):
     """Exit 3; stderr and the table list the nearest candidates."""
-    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpus", "h100-sxm",
+    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", "--gpu-types", "h100-sxm",
                          "--fabrics", "ib-ndr400", "--max-gpus", "16", "--start", "2026-12-04", "--deadline", "2")
     assert code == 3
     assert "nothing meets the deadline 2026-12-06" in err and "nearest: 16 x h100-sxm on ib-ndr400" in err
@@ -217,7 +218,7 @@ def test_a_workload_config_json_is_sized(capsys, tmp_path):
                                   "num_attention_heads": 16, "intermediate_size": 8192, "vocab_size": 32000,
                                   "max_position_embeddings": 2048}))
     code, out, err = run(capsys, "size", REFERENCE, "--set", f'workload.model_config="{config}"', "--tokens", "20B",
-                         "--gpus", "h100-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "16", "--modes", "on-demand",
+                         "--gpu-types", "h100-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "16", "--modes", "on-demand",
                          "--start", "2026-12-04", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)

@@ -1,6 +1,7 @@
 """`clusterplan train` and the [workload] in `clusterplan plan`: JSON contract, search, bad input."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -100,7 +101,9 @@ def test_roce_costs_more_per_trained_model_than_infiniband(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--model", "gpt-5"], "--model: unknown model 'gpt-5'"),
     (["--model", "llama2-13b", "--tp", "3"], "--tp: 3 does not divide the 128 GPUs"),
-    (["--model", "llama2-13b", "--gpus", "12"], "12 GPUs are not whole nodes of 8"),
+    (["--model", "llama2-13b", "--gpus", "12"], "--gpus: 12 GPUs are not whole nodes of 8"),
+    (["--model", "llama2-13b", "--job-gpus", "12"], "--job-gpus: 12 GPUs are not whole nodes of 8"),
+    (["--model", "llama2-13b", "--job-gpus", "256"], "--job-gpus: the cluster has 128 GPUs, got 256"),
     (["--model", "llama2-13b", "--tp", "8", "--pp", "4", "--dp", "8"], "tp x pp x dp x cp = 256"),
     (["--model", "gpt-1.7b", "--tp", "16"], "24 attention heads are not divisible by tp = 16"),
     (["--tp", "2"], "no model"),
@@ -119,6 +122,19 @@ def test_unknown_model_lists_the_candidates_on_short_lines(capsys):
     assert code == 2 and first.endswith("known models:") and len(candidates) > 3
     assert all(line.startswith("  ") and len(line) <= 72 for line in candidates)
     assert "llama3-70b" in " ".join(candidates)
+
+
+def test_gpus_sizes_the_cluster_as_plan_does(capsys):
+    """A newcomer's `train --model llama3-70b --gpus 256` plans the 256-GPU cluster, even where the file gives
+    num_nodes (the command line wins), and the job takes it all; --job-gpus 128 runs on half (issue 29)."""
+    reference = str(Path(__file__).parents[2] / "examples" / "reference-128x-h100.toml")
+    code, out, err = run(capsys, "train", reference, "--model", "llama3-70b", "--gpus", "256", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and err == "" and doc["num_gpus"] == 256 and doc["scenario"]["cluster"]["num_nodes"] == 32
+    code, out, _ = run(capsys, "train", reference, "--model", "llama3-70b", "--gpus", "256", "--job-gpus", "128",
+                       "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["num_gpus"] == 128 and doc["scenario"]["cluster"]["num_nodes"] == 32
 
 
 def test_config_json_missing_keys(capsys, tmp_path):

@@ -2,7 +2,8 @@
 
 import pytest
 
-from clusterplan.compare import compare
+from clusterplan.compare import compare, grid, parse_vary
+from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.report.export import plan_document
 from clusterplan.report.figures import COMPARE, shown
@@ -79,3 +80,47 @@ def test_utilization_is_compared_with_where_it_came_from(catalog):
     assert figure.changed and figure.deltas[1] == pytest.approx(-0.2)
     same = next(f for f in compare(["a", "b"], [base, set_by_hand]).headlines if f.key == "cost.utilization")
     assert not same.changed
+
+
+def test_parse_vary_splits_at_top_level_commas():
+    """Values split at commas outside brackets and quotes; a list value keeps its own commas."""
+    assert parse_vary("network.fabric=ib-ndr400, roce-400g").values == ("ib-ndr400", "roce-400g")
+    assert parse_vary('size.gpus=["b200","h100-sxm"],["gb200"]').values == ('["b200","h100-sxm"]', '["gb200"]')
+    assert parse_vary('about.name="a,b","c"').values == ('"a,b"', '"c"')
+
+
+@pytest.mark.parametrize("text, message", [
+    ("finance.years=3", "needs two or more values to compare, got one (3); for one value use --set finance.years=3"),
+    ("finance.years=" + ",".join(str(n) for n in range(1, 18)), "17 values, at most 16"),
+    ("finance.years=3,4,3", "3 given twice"),
+    ("finance.years=3,,4", "an empty value in the list"),
+    ("years=3,4", "expected section.key=V1,V2[,...]"),
+])
+def test_bad_vary_names_what_was_given(text, message):
+    """One value, over 16, a value twice, an empty one or no section: a ConfigError naming the --vary given."""
+    with pytest.raises(ConfigError) as raised:
+        parse_vary(text)
+    assert raised.value.source == f"--vary {text}" and raised.value.message == message
+
+
+def test_grid_is_every_combination_first_key_slowest():
+    """Two keys of 2 and 3 values make 6 columns, the first the baseline; labels use the keys' last parts."""
+    columns = grid([parse_vary("cluster.num_gpus=64,128"), parse_vary("network.fabric=ib-ndr400,roce-400g,\"x\"")])
+    assert [c.label for c in columns] == ["num_gpus=64 fabric=ib-ndr400", "num_gpus=64 fabric=roce-400g",
+                                          "num_gpus=64 fabric=x", "num_gpus=128 fabric=ib-ndr400",
+                                          "num_gpus=128 fabric=roce-400g", "num_gpus=128 fabric=x"]
+    assert columns[4].overrides == ("cluster.num_gpus=128", "network.fabric=roce-400g")
+    same = grid([parse_vary("cluster.gpu=a,b"), parse_vary("prices.gpu=1,2")])   # last parts clash: whole keys
+    assert same[0].label == "cluster.gpu=a prices.gpu=1"
+
+
+@pytest.mark.parametrize("texts, message", [
+    (["finance.years=3,4", "finance.years=5,6"], "varied twice: give its values in one list"),
+    (["finance.years=1,2,3,4,5", "network.fabric=a,b,c,d"], "5 x 4 = 20 scenarios, at most 16: vary fewer values"),
+    (["a.b=1,2", "a.c=1,2", "a.d=1,2", "a.e=1,2"], "4 keys varied, at most 3"),
+])
+def test_grid_size_is_capped(texts, message):
+    """A key varied twice, more than 16 columns or more than 3 keys: a ConfigError saying so."""
+    with pytest.raises(ConfigError) as raised:
+        grid([parse_vary(text) for text in texts])
+    assert raised.value.message == message

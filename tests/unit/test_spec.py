@@ -216,3 +216,15 @@ def test_set_value_not_utf8_is_named():
     with pytest.raises(ConfigError) as error:
         load_spec(None, ["about.name=\udcff"])
     assert str(error.value) == r"--set: about.name: not UTF-8 text: \xff"
+
+
+def test_num_gpus_on_the_command_line_wins_over_a_files_num_nodes(tmp_path):
+    """`--gpus N` (cluster.num_gpus by --set) over a file's num_nodes sizes the cluster; a --set num_nodes over a
+    file's num_gpus wins too (CLI > file); both at one level must agree (issue 29: one meaning of --gpus)."""
+    nodes = write(tmp_path, "[cluster]\nnum_nodes = 16\n")
+    assert load_spec(nodes, ["cluster.num_gpus=256"]).cluster.num_nodes == 32
+    gpus = write(tmp_path, "[cluster]\nnum_gpus = 256\n", name="gpus.toml")
+    assert load_spec(gpus).cluster.num_nodes == 32
+    assert load_spec(gpus, ["cluster.num_nodes=4"]).cluster.num_nodes == 4
+    with pytest.raises(ConfigError, match="1,024 GPUs conflict with cluster.num_nodes = 16"):
+        load_spec(None, ["cluster.num_gpus=1024", "cluster.num_nodes=16"])

@@ -20,7 +20,10 @@ def add_parser(commands) -> None:
                     "Young's and Daly's intervals, goodput, spare nodes and storage for the scenario's "
                     "[workload] (default model: llama2-13b).")
     add_scenario_options(parser)
-    parser.add_argument("--gpus", type=int, help="GPUs the job uses, whole nodes (default: workload.gpus or all)")
+    parser.add_argument("--gpus", type=int, metavar="N",
+                        help="cluster size in GPUs: cluster.num_gpus, as in plan and train")
+    parser.add_argument("--job-gpus", dest="job_gpus", type=int, metavar="N",
+                        help="GPUs the job uses, whole nodes (default: workload.gpus or all)")
     parser.add_argument("--days", type=float, help="length of the run in days (default: reliability.days)")
     parser.add_argument("--checkpoint-interval-min", type=float, metavar="M",
                         help="checkpoint every M minutes (default: Daly's optimum)")
@@ -29,15 +32,20 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario, args.overrides)
+    try:
+        scenario = load_scenario(args.scenario, [*args.overrides, *([f"cluster.num_gpus={args.gpus}"]
+                                                                   if args.gpus is not None else [])])
+    except ConfigError as error:
+        raise (ConfigError(error.message, key="--gpus") if error.key == "cluster.num_gpus" and args.gpus is not None
+               else error) from None
     spec = _with_options(scenario.spec, args)
     with scenario.located():
         try:
             result = reliability(spec)
-        except ConfigError as error:   # the job's GPUs come from --gpus when it is given
-            if args.gpus is None or error.key != "workload.gpus":
+        except ConfigError as error:   # the job's GPUs come from --job-gpus when it is given
+            if args.job_gpus is None or error.key != "workload.gpus":
                 raise
-            raise ConfigError(error.message, key="--gpus") from None
+            raise ConfigError(error.message, key="--job-gpus") from None
     document = reliability_document(spec=result.spec, job=result.job, sizes=result.sizes,
                                     warnings=result.warnings)
     if args.format == "json":
@@ -59,8 +67,8 @@ def _with_options(spec, args: argparse.Namespace):
             raise ConfigError(f"must be > 0 minutes (leave it out for Daly's optimum), got "
                               f"{args.checkpoint_interval_min:g}", key="--checkpoint-interval-min")
         settings = replace(settings, checkpoint_interval_min=args.checkpoint_interval_min)
-    if args.gpus is not None:
-        if args.gpus < 1:
-            raise ConfigError(f"must be >= 1, got {args.gpus}", key="--gpus")
-        workload = replace(workload, gpus=args.gpus)
+    if args.job_gpus is not None:
+        if args.job_gpus < 1:
+            raise ConfigError(f"must be >= 1, got {args.job_gpus}", key="--job-gpus")
+        workload = replace(workload, gpus=args.job_gpus)
     return replace(spec, reliability=settings, workload=workload)

@@ -18,7 +18,7 @@ from clusterplan.spec import load_scenario
 
 # [size] key -> the flag that sets it; an error about a key a flag set names the flag.
 FLAGS = {"size.model": "--model", "size.tokens": "--tokens", "size.deadline_days": "--deadline",
-         "size.deadline_date": "--deadline", "size.budget_usd": "--budget", "size.gpus": "--gpus",
+         "size.deadline_date": "--deadline", "size.budget_usd": "--budget", "size.gpus": "--gpu-types",
          "size.fabrics": "--fabrics", "size.modes": "--modes", "size.start": "--start", "size.max_gpus": "--max-gpus"}
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -34,9 +34,10 @@ def add_parser(commands) -> None:
     parser.add_argument("--tokens", help="training tokens, e.g. 2T (default: [size] tokens, else [workload] tokens)")
     parser.add_argument("--deadline", metavar="DATE|DAYS", help="a date YYYY-MM-DD or days from the start")
     parser.add_argument("--budget", metavar="USD", help="most the job may cost, e.g. 5M or '$5M'")
-    parser.add_argument("--gpus", metavar="ID,...",
+    parser.add_argument("--gpu-types", dest="gpu_types", metavar="ID,...",
                         help="GPU ids to search, each on its default server in whole NVLink domains (gb200: 72, "
                              "144, ...; default: six 8-GPU parts, docs/size.md)")
+    parser.add_argument("--gpus", help=argparse.SUPPRESS)   # a cluster's GPU count elsewhere: named, then refused
     parser.add_argument("--fabrics", metavar="ID,...", help="fabric ids (default: ib-ndr400, ib-ndr200, roce-400g)")
     parser.add_argument("--modes", metavar="MODE,...", help="own, reserved, on-demand, spot, hybrid (default: all)")
     parser.add_argument("--start", metavar="DATE", help="the day the decision is made, YYYY-MM-DD (default: today)")
@@ -48,13 +49,16 @@ def add_parser(commands) -> None:
 
 def _overrides(args: argparse.Namespace) -> list[str]:
     """The flags as ``[size]`` overrides (TOML values)."""
+    if args.gpus is not None:   # --gpus is the cluster's GPU count in plan and train; size searches the count
+        raise ConfigError("size searches the GPU count itself (the largest: --max-gpus N); the GPU types it "
+                          "searches are --gpu-types ID,... (docs/scenario.md, \"--gpus\")", key="--gpus")
     out = []
     for name in ("model", "tokens", "start"):
         if getattr(args, name) is not None:
             out.append(f"size.{name}={json.dumps(getattr(args, name))}")
-    for name in ("gpus", "fabrics", "modes"):
+    for name, key in (("gpu_types", "gpus"), ("fabrics", "fabrics"), ("modes", "modes")):
         if getattr(args, name) is not None:
-            out.append(f"size.{name}={json.dumps([item.strip() for item in getattr(args, name).split(',')])}")
+            out.append(f"size.{key}={json.dumps([item.strip() for item in getattr(args, name).split(',')])}")
     if args.deadline is not None:
         text = args.deadline.strip()
         if DATE.fullmatch(text):

@@ -17,10 +17,11 @@ from clusterplan.report.training import reasons, render_training
 from clusterplan.spec import load_scenario
 
 # Command-line flag -> [workload] key (its type and help); a flag given holds that key fixed, the rest are searched.
+# --gpus is not among them: it sizes the cluster (cluster.num_gpus) as in plan; the job's share is --job-gpus.
 FLAGS = {
     "model": (str, "preset model: " + ", ".join(PRESETS)),
     "model_config": (str, "a Hugging Face config.json instead of a preset"),
-    "gpus": (int, "GPUs the job uses, whole nodes (default: the whole cluster)"),
+    "job_gpus": (int, "GPUs the job uses, whole nodes: workload.gpus (default: the whole cluster)"),
     "tp": (int, "tensor-parallel degree (default: searched)"),
     "pp": (int, "pipeline-parallel degree (default: searched)"),
     "dp": (int, "data-parallel degree (default: what tp x pp x cp leave)"),
@@ -39,12 +40,18 @@ FLAGS = {
 }
 
 
+KEYS = {"job_gpus": "gpus"}        # a flag whose [workload] key has another name
+
+
 def _named_by_flag(error: ConfigError, args: argparse.Namespace) -> ConfigError:
-    """An error about a ``[workload]`` key that a flag set names the flag (``--model-config``), not ``--set``."""
+    """An error about a key that a flag set names the flag (``--model-config``, ``--gpus``), not ``--set``."""
+    if error.key == "cluster.num_gpus" and args.gpus is not None:
+        return ConfigError(error.message, key="--gpus")
     section, _, name = error.key.partition(".")
-    if section != "workload" or getattr(args, name, None) is None:
+    flag = next((flag for flag, key in KEYS.items() if key == name), name)
+    if section != "workload" or getattr(args, flag, None) is None:
         return error
-    return ConfigError(error.message, key=f"--{name.replace('_', '-')}")
+    return ConfigError(error.message, key=f"--{flag.replace('_', '-')}")
 
 
 def add_parser(commands) -> None:
@@ -52,6 +59,9 @@ def add_parser(commands) -> None:
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
                                              "for the scenario's [workload], on the planned cluster.")
     add_scenario_options(parser)
+    parser.add_argument("--gpus", type=int, metavar="N",
+                        help="cluster size in GPUs: cluster.num_gpus, as in plan (the job takes them all "
+                             "unless --job-gpus says)")
     for flag, (kind, text) in FLAGS.items():
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text,
                             choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
@@ -65,11 +75,12 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = list(args.overrides)
+    overrides = [*args.overrides, *([f"cluster.num_gpus={args.gpus}"] if args.gpus is not None else [])]
     for flag, (kind, _) in FLAGS.items():
         value = getattr(args, flag)
         if value is not None:
-            overrides.append(f"workload.{flag}={value if kind is int else json.dumps(value)}")  # a TOML string
+            key = KEYS.get(flag, flag)
+            overrides.append(f"workload.{key}={value if kind is int else json.dumps(value)}")  # a TOML string
     if args.calibration:
         overrides.append(f"workload.gemm_efficiency={measured_gemm_efficiency(args.calibration)}")
     if args.top < 1:

@@ -40,8 +40,9 @@ class Stage:
                                 # tp x cp x dp / (ep x etp), within the shard)
 
 
-def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> Stage:
-    """``layout`` (a Layout, or Layouts) of ``model``: its busiest stage."""
+def stage(model: Transformer, options: Options, gpus_per_node: int, layout, global_batch=None) -> Stage:
+    """``layout`` (a Layout, or Layouts) of ``model``: its busiest stage; ``global_batch`` (an array over a grid's
+    layouts) in place of the options' where a search prices several batches at once."""
     tp, pp, dp, cp, mbs = layout.tp, layout.pp, layout.dp, layout.cp, layout.mbs
     virtual_stages = layout.virtual_stages
     ftp = as_float(tp)
@@ -58,7 +59,8 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout) -> S
     experts = layers * routed / (as_float(ep) * etp)
     folded = (ep > 1) | (etp != tp)
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
-                 micro_batches=options.global_batch / (as_float(dp) * mbs),
+                 micro_batches=(options.global_batch if global_batch is None else global_batch)
+                 / (as_float(dp) * mbs),
                  tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
                  params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, replicas=replicas,
                  dp_local=dp_local,

@@ -72,7 +72,8 @@ class Prediction:
     precision_peak_fraction: object    # model FLOP/s / the peak of the run's precision (FP8, 2:4 sparse)
     fits: object                       # the total memory fits in the GPU's, less its margin (Hardware.usable_bytes)
     micro_batches: object              # per step and pipeline
-    global_batch: int = 0              # sequences per step (the options' batch the layout was priced at)
+    global_batch: object = 0           # sequences per step (the batch the layout was priced at; an array
+                                       # over a grid priced at several, ``evaluate``'s ``global_batch``)
 
     def row(self, index: int) -> Prediction:
         """Layout ``index`` of a grid's prediction, in plain Python numbers."""
@@ -84,21 +85,25 @@ class Prediction:
 
         return Prediction(layout=self.layout.row(index), step=each(self.step), memory=each(self.memory),
                           **{name: float(pick(getattr(self, name))) for name in _RATES}, fits=bool(pick(self.fits)),
-                          micro_batches=float(pick(self.micro_batches)), global_batch=self.global_batch)
+                          micro_batches=float(pick(self.micro_batches)), global_batch=int(pick(self.global_batch)))
 
 
 _RATES = ("tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "mfu_causal",
           "precision_peak_fraction")
 
 
-def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout | Layouts) -> Prediction:
-    """Step time, its breakdown, memory and feasibility of ``layout`` (one, or a grid of them)."""
-    busiest = stage(model, options, hw.system.gpus_per_node, layout)
+def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout | Layouts,
+             global_batch=None) -> Prediction:
+    """Step time, its breakdown, memory and feasibility of ``layout`` (one, or a grid of them); ``global_batch``,
+    an array over a grid's layouts, prices each at its own batch instead of the options' (the same formulas: the
+    batch sets the micro-batches a step takes and the tokens it trains)."""
+    batch = options.global_batch if global_batch is None else global_batch
+    busiest = stage(model, options, hw.system.gpus_per_node, layout, global_batch)
     held, redo = memory(model, options, hw.usable_bytes, busiest, layout)
     work = compute(model, hw, options, busiest, layout.recompute, redo)
     traffic = communication(model, hw.system, options, busiest, layout, work, redo)
     step = step_time(hw, options, busiest, layout, work, traffic, redo)
-    tokens_per_s = options.global_batch * options.seq_len / step.total
+    tokens_per_s = batch * options.seq_len / step.total
     gpus = as_float(layout.num_gpus)
     per_token = model.model_flops_per_token(options.seq_len)
     model_flops = per_token * tokens_per_s
@@ -109,7 +114,7 @@ def evaluate(model: Transformer, hw: Hardware, options: Options, layout: Layout 
                       mfu_causal=model.causal_flops_per_token(options.seq_len) * tokens_per_s / gpus / hw.peak_flops,
                       precision_peak_fraction=model_flops / gpus / precision_peak_flops(hw, options),
                       fits=held.total <= hw.usable_bytes, micro_batches=busiest.micro_batches,
-                      global_batch=options.global_batch)
+                      global_batch=batch)
 
 
 def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Compute, traffic: Communication,

@@ -80,7 +80,7 @@ def lead(catalog: Catalog, entry_id: str, key: str) -> LeadTime:
 
 def own_window(catalog: Catalog, gpu: str, num_gpus: int) -> Window:
     """Order, delivery, install and burn-in of ``num_gpus`` of ``gpu``: each a catalog entry, summed."""
-    steps = [lead(catalog, f"order-{gpu}", "--gpus"),
+    steps = [lead(catalog, f"order-{gpu}", "--gpu-types"),
              *(lead(catalog, step, "leadtimes") for step in OWN_STEPS[1:])]
     days = [step.for_gpus(num_gpus) for step in steps]
     return Window(days=sum(d[0] for d in days), low_days=sum(d[1] for d in days),

@@ -69,8 +69,10 @@ def sensitivity_document(result: Any, *, spec: Any) -> dict[str, Any]:
     }
 
 
-def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any]) -> dict[str, Any]:
-    """A ``compare.Comparison`` as a document; unchanged rows are kept, flagged and counted."""
+def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any],
+                     varied: Sequence[Any] = ()) -> dict[str, Any]:
+    """A ``compare.Comparison`` as a document; unchanged rows are kept, flagged and counted. ``varied`` are the
+    ``compare.Vary`` of a ``--vary`` grid (its keys and the values each takes, as given), empty for files."""
     headlines = [{"key": f.key, "name": f.name, "unit": f.unit, "values": list(f.values),
                   "deltas": list(f.deltas), "changed": f.changed, **({"notes": list(f.notes)} if f.notes else {})}
                  for f in comparison.headlines]
@@ -82,6 +84,7 @@ def compare_document(comparison: Any, *, sources: list[str], scenarios: list[Any
         "schema": COMPARE_SCHEMA, "version": __version__,
         "labels": list(comparison.labels), "baseline": comparison.labels[0],
         "sources": sources,
+        "varied": [{"key": vary.key, "values": list(vary.values)} for vary in varied],
         "headlines": headlines, "bom": bom,
         "unchanged": {"headlines": sum(not h["changed"] for h in headlines),
                       "bom": sum(not line["changed"] for line in bom)},

@@ -96,29 +96,60 @@ def format_delta(value: float | None, unit: str) -> str:
 
 
 def render_compare(doc: dict[str, Any], stream: TextIO) -> None:
+    """Up to three scenarios with a column per delta; more (a ``--vary`` grid) with each delta under its value,
+    in tables of ``WIDE_COLUMNS`` scenarios so that the page keeps its width."""
     console = new_console(stream)
     labels = doc["labels"]
-    console.print(f"[bold]clusterplan compare[/bold]: {escape(' vs '.join(labels))} (deltas against "
-                  f"{escape(labels[0])})")
-    columns = ("", *labels, *(f"Δ {label}" for label in labels[1:]))
+    if len(labels) <= 3:
+        console.print(f"[bold]clusterplan compare[/bold]: {escape(' vs '.join(labels))} (deltas against "
+                      f"{escape(labels[0])})")
+    else:
+        console.print(f"[bold]clusterplan compare[/bold]: {len(labels)} scenarios, deltas against "
+                      f"{escape(labels[0])}")
+    groups = [range(len(labels))] if len(labels) <= 3 else \
+        [range(i, min(i + WIDE_COLUMNS, len(labels))) for i in range(0, len(labels), WIDE_COLUMNS)]
+    for group in groups:
+        _compare_tables(console, doc, list(group), part="" if len(groups) == 1 else
+                        f" ({group[0] + 1}-{group[-1] + 1} of {len(labels)})")
+    if len(labels) > 3 and doc["unchanged"]["headlines"]:
+        console.print(f"  ... {doc['unchanged']['headlines']} unchanged figures folded")
+    if len(labels) > 3 and doc["unchanged"]["bom"]:
+        console.print(f"  ... {doc['unchanged']['bom']} unchanged BoM lines folded (--format json lists them)")
+
+
+WIDE_COLUMNS = 4      # scenarios per table when each delta sits under its value
+
+
+def _compare_tables(console, doc: dict[str, Any], shown: list[int], *, part: str) -> None:
+    labels = doc["labels"]
+    apart = len(labels) <= 3                     # deltas in columns of their own
+    names = [escape(labels[i]) if apart else escape(labels[i]).replace(" ", "\n") for i in shown]
+    columns = ("", *names, *(f"Δ {escape(labels[i])}" for i in shown[1:])) if apart else ("", *names)
     right = tuple(range(1, len(columns)))
-    headlines = new_table("Headline figures", *(escape(c) for c in columns), right=right)
+
+    def cells(values: list[str], deltas: list[str]) -> list[str]:
+        if apart:
+            return [*(values[i] for i in shown), *(deltas[i] for i in shown[1:])]
+        return [values[i] if i == 0 else f"{values[i]}\nΔ {deltas[i]}" for i in shown]
+
+    headlines = new_table(f"Headline figures{part}", *columns, right=right)
     for row in doc["headlines"]:
         if row["changed"]:
             notes = row.get("notes") or [None] * len(row["values"])
-            headlines.add_row(escape(row["name"]), *(format_figure(v, row["unit"]) + (f" ({escape(n)})" if n else "")
-                                                    for v, n in zip(row["values"], notes)),
-                              *(format_delta(d, row["unit"]) for d in row["deltas"][1:]))
+            values = [format_figure(v, row["unit"]) + (f" ({escape(n)})" if n else "")
+                      for v, n in zip(row["values"], notes)]
+            headlines.add_row(escape(row["name"]), *cells(values, [format_delta(d, row["unit"])
+                                                                   for d in row["deltas"]]))
     console.print(headlines)
-    if doc["unchanged"]["headlines"]:
+    if apart and doc["unchanged"]["headlines"]:
         console.print(f"  ... {doc['unchanged']['headlines']} unchanged figures folded\n")
-    bom = new_table("Bill of materials (quantity, total USD)", *(escape(c) for c in columns), right=right)
+    bom = new_table(f"Bill of materials (quantity, total USD){part}", *columns, right=right)
     for line in doc["bom"]:
         if line["changed"]:
+            values = [f"{format_quantity(q)}: {_money(t)}" if q else "-"
+                      for q, t in zip(line["quantities"], line["totals_usd"])]
             bom.add_row(f"{line['category']}: {escape(line['item'])}",
-                        *(f"{format_quantity(q)}: {_money(t)}" if q else "-" for q, t in zip(line["quantities"],
-                                                                                   line["totals_usd"])),
-                        *(format_delta(d, "USD") for d in line["deltas_usd"][1:]))
+                        *cells(values, [format_delta(d, "USD") for d in line["deltas_usd"]]))
     console.print(bom)
-    if doc["unchanged"]["bom"]:
+    if apart and doc["unchanged"]["bom"]:
         console.print(f"  ... {doc['unchanged']['bom']} unchanged lines folded (--format json lists them)")
