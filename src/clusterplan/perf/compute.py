@@ -103,7 +103,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
+                   launch_s=routed.launch_s + fallback_launch_s,
+                   launch_wait_s=routed.wait_s if options.moe_dropless else 0.0)
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):
