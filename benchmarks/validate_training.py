@@ -279,15 +279,9 @@ def print_eras() -> None:
             for name, _, measured, best, _ in source(era):
                 if name in ERA_RUNS and best is not None:
                     found.setdefault(name, {}).setdefault(era, []).append(best.step.total / measured - 1)
-    print("Software era: signed step-time error (predicted / measured - 1) of the 2021-22 A100 runs")
-    print(f"{'source':18s} {'n':>4s}  {'megatron-2021: median':>21s} {'|max|':>7s}  {'current: median':>15s} {'|max|':>7s}")
-    for name in ERA_RUNS:
-        cells = []
-        for era in ("megatron-2021", "current"):
-            errors = sorted(found[name][era])
-            cells.append(f"{errors[len(errors) // 2]:+.1%}".rjust(21 if era != "current" else 15)
-                         + f" {max(abs(e) for e in errors):7.1%}")
-        print(f"{name:18s} {len(found[name]['current']):4d}  {cells[0]}  {cells[1]}")
+    for era in ("megatron-2021", "current"):
+        print_summary(f"Software era {era!r}: signed step-time error of the 2021-22 A100 runs, per source",
+                      {name: found[name][era] for name in ERA_RUNS}, 20)
 
 
 def regime_of(run_facts: dict) -> tuple[str, ...]:
