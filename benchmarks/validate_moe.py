@@ -8,7 +8,9 @@ recipe's moe_a2a_overlap: Megatron-Core's overlap_moe_expert_parallel_comm); the
 model's Hugging Face config.json; the cluster is its GPU in 8-GPU nodes on 400G InfiniBand, one NIC per GPU.
 Nothing is fitted to these rows. The table prints each run twice: before (every all-to-all exposed and
 priced as a plain all-to-all, FP32 gradients: the model before issue 32) and after (the recipe's overlap,
-dispatcher and BF16 gradient reduction).
+dispatcher and BF16 gradient reduction). Then Qwen3-30B-A3B's two layouts in each release of the source
+(moe_same_layout_versions.csv: 25.09 with token dropping, priced without the dropless router's sync; 25.11 and
+26.02 dropless), and the summary with the 16-H100 run at its 25.11 figure and at its 25.09 one.
 
     python benchmarks/validate_moe.py
 """
