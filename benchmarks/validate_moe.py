@@ -8,7 +8,9 @@ recipe's moe_a2a_overlap: Megatron-Core's overlap_moe_expert_parallel_comm); the
 model's Hugging Face config.json; the cluster is its GPU in 8-GPU nodes on 400G InfiniBand, one NIC per GPU.
 Nothing is fitted to these rows. The table prints each run twice: before (every all-to-all exposed and
 priced as a plain all-to-all, FP32 gradients: the model before issue 32) and after (the recipe's overlap,
-dispatcher and BF16 gradient reduction).
+dispatcher and BF16 gradient reduction). Then Qwen3-30B-A3B's two layouts in each release of the source
+(moe_same_layout_versions.csv: 25.09 with token dropping, priced without the dropless router's sync; 25.11 and
+26.02 dropless), and the summary with the 16-H100 run at its 25.11 figure and at its 25.09 one.
 
     python benchmarks/validate_moe.py
 """
@@ -27,6 +29,8 @@ from clusterplan.perf.search import search
 from clusterplan.spec import load_spec
 
 DATA = Path(__file__).parent / "data" / "validation" / "moe_training_throughput.csv"
+# the same layouts in the source's other releases (25.09: token dropping; 25.11 and 26.02: dropless)
+VERSIONS = Path(__file__).parent / "data" / "validation" / "moe_same_layout_versions.csv"
 
 
 def cluster(gpu: str, gpus: int):
@@ -35,18 +39,20 @@ def cluster(gpu: str, gpus: int):
     return hardware(design(spec, load_catalog()))
 
 
-def rows(overlap: bool = True) -> list[dict]:
+def rows(overlap: bool = True, path: Path = DATA) -> list[dict]:
     """One row per published run: its figures and the prediction (None where no layout fits); ``overlap`` False
-    prices every run with its all-to-alls exposed (the model before ``moe_overlap``)."""
+    prices every run with its all-to-alls exposed (the model before ``moe_overlap``); a row whose ``routing`` is
+    tokendrop is priced without the dropless router's sync (``moe_dropless``)."""
     out = []
-    for run in csv.DictReader(DATA.open(encoding="utf-8")):
+    for run in csv.DictReader(path.open(encoding="utf-8")):
         number = {key: int(run[key]) for key in ("num_gpus", "global_batch", "micro_batch", "seq_len", "tp", "pp",
                                                   "cp", "vp", "ep")}
         model = PRESETS[run["model"]]
         options = Options(seq_len=number["seq_len"], global_batch=number["global_batch"], precision=run["precision"],
                           moe_overlap=overlap and run["a2a_overlap"] == "1",
                           grad_reduce="bf16" if overlap else "fp32",   # the recipes' grad_reduce_in_fp32 = False
-                          moe_dispatcher=run["dispatcher"] if overlap else "alltoall")
+                          moe_dispatcher=run["dispatcher"] if overlap else "alltoall",
+                          moe_dropless=run.get("routing", "dropless") == "dropless")
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], ep=number["ep"],
                             virtual_stages=number["vp"], mbs=number["micro_batch"])
         found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)
@@ -61,11 +67,34 @@ def main() -> None:
                            ("after (the recipe's overlap, dispatcher and gradient precision)", True)):
         print(f"{title}:")
         report(rows(overlap))
+    versions()
 
 
-def report(table: list[dict]) -> None:
+def versions() -> None:
+    """Qwen3-30B-A3B's two layouts in each release of the source that lists them, and the summary either way."""
+    table = rows(True, VERSIONS)
+    print("the same layouts in the source's releases (25.09 token dropping, 25.11 and 26.02 dropless):")
+    report(table, tag=True)
+    main_rows = rows(True)
+    tokendrop = next(row for row in table if row["system"] == "DGX-H100" and row["routing"] == "tokendrop")
+    swapped = [tokendrop if (row["model"], row["system"]) == ("qwen3-30b-a3b", "DGX-H100") else row
+               for row in main_rows]
+    for title, chosen in (("with Qwen3-30B-A3B on 16 H100 at its 25.11 figure (dropless)", main_rows),
+                          ("with Qwen3-30B-A3B on 16 H100 at its 25.09 figure (token dropping)", swapped)):
+        print(f"{title}: {summary(chosen)}")
+
+
+def summary(table: list[dict]) -> str:
+    """Median (upper) and max |error|, as the table's summary line."""
+    ordered = sorted(abs(row["prediction"].tokens_per_s_per_gpu / row["published"] - 1) for row in table
+                     if row["prediction"] is not None)
+    return f"median |error| {ordered[len(ordered) // 2]:.1%}, max {ordered[-1]:.1%}"
+
+
+def report(table: list[dict], tag: bool = False) -> None:
     """The runs' table and its summary line."""
-    print(f"{'model':16s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
+    lead = f"{'from':5s} {'routing':9s} {'mbs':5s} " if tag else ""
+    print(f"{lead}{'model':16s} {'system':9s} {'GPUs':>4s} {'tp.pp.dp.cp.ep':>15s} {'vp':>3s} {'published':>9s} "
           f"{'predicted':>9s} {'error':>7s}  (tokens/s per GPU)")
     errors = []
     for row in table:
@@ -74,6 +103,8 @@ def report(table: list[dict]) -> None:
         shape = f"{row['tp']}.{row['pp']}.{dp}.{row['cp']}.{row['ep']}"
         head = (f"{row['model']:16s} {row['system']:9s} {row['num_gpus']:4d} {shape:>15s} {row['vp']:3d} "
                 f"{row['published']:9,.0f}")
+        if tag:
+            head = f"{row['source'].split(' NeMo')[0].split(', ')[-1]:5s} {row['routing']:9s} {row['micro_batch']:<5d} {head}"
         if best is None:
             print(f"{head} {'no fit':>9s}  ({'; '.join(row['rejected'])})")
             continue

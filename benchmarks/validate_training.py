@@ -26,6 +26,7 @@ from clusterplan.design.design import design
 from clusterplan.perf.hardware import Options, hardware
 from clusterplan.perf.evidence import training_regime
 from clusterplan.perf.layout import Constraints
+from clusterplan.perf.software import ERAS
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
 from clusterplan.perf.search import search
@@ -70,7 +71,7 @@ def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Predi
     return found.best[0] if found.best else None
 
 
-def sc21_table1():
+def sc21_table1(era: str = "megatron-2021"):
     for r in csv.DictReader(open(DATA / "megatron_sc21_table1.csv")):
         h, L, s, V, B = (int(r[k]) for k in ("hidden_size", "num_layers", "seq_len", "vocab_size", "global_batch_size"))
         gpus = int(r["num_gpus"])
@@ -78,8 +79,7 @@ def sc21_table1():
         measured = sc21_flops(model, B, s) / (float(r["achieved_tflops_per_gpu"]) * 1e12 * gpus)
         hw = cluster("a100-80gb-sxm", gpus, "ib-ndr200", 8)
         fixed = Constraints(tp=int(r["tp_size"]), pp=int(r["pp_size"]), cp=1, recompute="full")
-        best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
-                       overlap_grad_reduce=False, tp_overlap=False)
+        best = predict(model, hw, gpus, s, B, fixed, **ERAS[era])
         yield ("megatron-sc21-t1", f"{model.name} {gpus} GPUs", measured, best,
                facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
@@ -88,7 +88,7 @@ GPT3_175B = dict(layers=96, hidden=12288, heads=96)
 MT_NLG_530B = dict(layers=105, hidden=20480, heads=128)
 
 
-def sc21_table2():
+def sc21_table2(era: str = "megatron-2021"):
     """ZeRO-3 without model parallelism against PTD-P, 175B and 530B on Selene (A100 80GB, 8 x HDR 200 Gb/s)."""
     for r in csv.DictReader(open(DATA / "megatron_sc21_table2_zero3_vs_ptd.csv")):
         big = float(r["params_billion"]) > 200
@@ -101,8 +101,7 @@ def sc21_table2():
         zero3 = r["scheme"].startswith("ZeRO")
         fixed = Constraints(tp=1 if zero3 else 8, pp=1 if zero3 else mp // 8, zero=3 if zero3 else None, cp=1,
                             mbs=int(r["microbatch_size"]), recompute="full")
-        best = predict(model, hw, gpus, s, B, fixed, attention="unfused", sequence_parallel=False,
-                       overlap_grad_reduce=False, tp_overlap=False)
+        best = predict(model, hw, gpus, s, B, fixed, **ERAS[era])
         yield ("megatron-sc21-t2", f"{'zero3' if zero3 else 'ptd-p'} {r['params_billion']}b {gpus}", measured, best,
                facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
@@ -161,14 +160,13 @@ def vtrain():
         fixed = Constraints(tp=get("tensor parallelism"), pp=get("pipeline parallelism"),
                             dp=get("data parallelism"), cp=1, mbs=get("micro batch"), virtual_stages=1,
                             recompute="full")
-        best = predict(model, hw, gpus, s, get("global batch"), fixed, attention="unfused", sequence_parallel=False,
-                       overlap_grad_reduce=False, tp_overlap=False)
+        best = predict(model, hw, gpus, s, get("global batch"), fixed, **ERAS["megatron-2021"])
         yield ("vtrain-single", f"h{h} l{L} {gpus}g t{fixed.tp}p{fixed.pp}d{fixed.dp} b{get('global batch')}",
                float(r["iteration time (ms)"]) / 1e3, best,
                facts(model, "a100-80gb-sxm", gpus, "ib-ndr200", s, attention="unfused"))
 
 
-def other_published():
+def other_published(era: str = "megatron-2021"):
     """BLOOM-176B (Megatron-DeepSpeed, 384 A100 80GB on Omni-Path) and OPT-175B (992 A100 80GB) from
     other_published_throughput.csv. BLOOM: ALiBi, tied embeddings, TP 4 PP 12 DP 8, ZeRO-1, full recompute,
     DeepSpeed's plain 1F1B pipeline (no interleaving); rows that print seconds per iteration are compared
@@ -190,7 +188,7 @@ def other_published():
             measured = sc21_flops(bloom, B, 2048) / (float(r["value"].split("-")[0]) * 1e12 * 384)
         hw = cluster("a100-80gb-sxm", 384, "roce-100g", 4)
         fixed = Constraints(tp=4, pp=12, cp=1, mbs=mbs, virtual_stages=1, recompute="full", zero=1)
-        best = predict(bloom, hw, 384, 2048, B, fixed, attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+        best = predict(bloom, hw, 384, 2048, B, fixed, **ERAS[era])
         basis = "s/iter" if per_iter else "TFLOP/s"
         yield ("bloom-176b", f"b{B} mbs{mbs} ({basis}, line {r['source'].split()[-1]})", measured, best,
                facts(bloom, "a100-80gb-sxm", 384, "roce-100g", 2048, attention="unfused"))
@@ -202,7 +200,7 @@ def other_published():
             measured = 1920 * 2048 / (float(r["value"]) * 1e3)
             best = predict(mtnlg, cluster("a100-80gb-sxm", 2240, "ib-ndr200", 8), 2240, 2048, 1920,
                            Constraints(tp=8, pp=35, dp=8, cp=1, virtual_stages=1, recompute="full", zero=1),
-                           attention="unfused", sequence_parallel=False, overlap_grad_reduce=False, tp_overlap=False)
+                           **ERAS[era])
             yield ("mt-nlg-530b", "2240 GPUs (65.43K tokens/s)", measured, best,
                    facts(mtnlg, "a100-80gb-sxm", 2240, "ib-ndr200", 2048, attention="unfused"))
     opt = gpt("opt-175b", 96, 12288, 96, 50272, 2048)
@@ -269,6 +267,23 @@ def residuals():
         yield from source()
 
 
+ERA_RUNS = ("megatron-sc21-t1", "megatron-sc21-t2", "bloom-176b", "mt-nlg-530b")
+
+
+def print_eras() -> None:
+    """The A100 runs whose software is the 2021-22 Megatron stack (SC21's tables, BLOOM-176B on Megatron-DeepSpeed,
+    MT-NLG 530B), predicted with workload.software "megatron-2021" and with the default ("current")."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for era in ("megatron-2021", "current"):
+        for source in (sc21_table1, sc21_table2, other_published):
+            for name, _, measured, best, _ in source(era):
+                if name in ERA_RUNS and best is not None:
+                    found.setdefault(name, {}).setdefault(era, []).append(best.step.total / measured - 1)
+    for era in ("megatron-2021", "current"):
+        print_summary(f"Software era {era!r}: signed step-time error of the 2021-22 A100 runs, per source",
+                      {name: found[name][era] for name in ERA_RUNS}, 20)
+
+
 def regime_of(run_facts: dict) -> tuple[str, ...]:
     return training_regime(**{key: run_facts[key] for key in ("gpu", "precision", "num_gpus", "params", "attention")})
 
@@ -276,9 +291,14 @@ def regime_of(run_facts: dict) -> tuple[str, ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", action="store_true", help="print every run (the default prints the summaries)")
+    parser.add_argument("--eras", action="store_true",
+                        help="the runs of 2021-22 software predicted with their era's switches and at today's")
     parser.add_argument("--write-baseline", metavar="MODEL",
                         help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
+    if args.eras:
+        print_eras()
+        return 0
     changes: list[tuple[str, str, str, float]] = []
     if not DATA.is_dir():
         print(f"no validation data at {DATA}", file=sys.stderr)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from clusterplan.perf.experts import LAUNCH_S, expert_gemms_s, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import maximum, where
+from clusterplan.perf.numeric import as_float, maximum, where
 from clusterplan.perf.stage import Stage
 from clusterplan.schema import FROZEN
 
@@ -87,9 +87,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     replicated = where(stage.sequence_parallel, 22 * h / ftp, 22 * h)
     ffn = model.active_ffn
     f_up = ffn * (2 if model.gated else 1)
-    # MoE layers permute each token's k copies into expert order and back (Megatron's permute and unpermute):
-    # read h, write k h, then read k h, write h, in BF16; 0 for a dense model
-    routing = 2 * BF16 * h * (1 + model.experts_per_token) * model.moe_layers / model.layers
+    routing = routing_bytes(model, stage.ep)
     elementwise_bytes = T * (replicated + (2 * f_up + 2 * ffn) / ftp + routing / ftp) + softmax_bytes
     t_elem_f = elementwise_bytes / mem_bw
     kernels_f = (16 + routed.layer_kernels) * KERNEL_S
@@ -103,7 +101,20 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
+                   launch_s=routed.launch_s + fallback_launch_s,
+                   launch_wait_s=routed.wait_s if options.moe_dropless else 0.0)
+
+
+def routing_bytes(model: Transformer, ep):
+    """HBM bytes per token of one layer's forward token shuffling (averaged over the layers; 0 for a dense model).
+
+    A MoE layer permutes each token's k copies into expert order and back (Megatron's permute and unpermute):
+    read h, write k h, then read k h, write h, in BF16. With more than one local expert the alltoall dispatcher
+    also sorts the copies it receives by local expert after the dispatch, and back before the combine (Megatron's
+    "permutation 2", sort_chunks_by_idxs; a transpose copy when padded to capacity): read and write k h each way."""
+    h, k = model.hidden, model.experts_per_token
+    sorts = where(model.experts / as_float(ep) > 1, 2 * 2 * BF16 * k * h, 0.0)
+    return (2 * BF16 * h * (1 + k) + sorts) * model.moe_layers / model.layers
 
 
 def _attention_gemms(model: Transformer, T, ftp, gemm):

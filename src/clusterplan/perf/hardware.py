@@ -59,6 +59,10 @@ class Options:
     moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) or deepep (DeepEP / HybridEP: a token crosses the
                                       # network once per node it goes to, then NVLink to its experts' GPUs)
     expert_imbalance: float = 1.0   # tokens of the busiest expert over the mean (1 = balanced)
+    moe_dropless: bool = True       # the router keeps every token: the host waits for the experts' token counts
+                                    # (a device-to-host sync, experts.py); False: token dropping at capacity
+                                    # factor 1, padded to capacity (static shapes, no sync: Megatron's
+                                    # moe_pad_expert_input_to_capacity, NeMo's 25.09 MoE recipes)
 
     def __post_init__(self) -> None:
         problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")

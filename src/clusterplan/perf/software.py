@@ -8,12 +8,14 @@ the step model credits by default; choosing it turns them off:
   backward (``--overlap-grad-reduce`` came in 2023).
 - "megatron-2022": Megatron-LM after Korthikanti et al. 2022 (arXiv 2205.05198): sequence parallelism added, the
   rest as 2021.
-- "deepspeed-2023": Megatron-DeepSpeed / DeepSpeed ZeRO of 2023 (BLOOM's and its successors' stack): FlashAttention
+- "deepspeed-2023": Megatron-DeepSpeed / DeepSpeed ZeRO of 2023 (after FlashAttention's release): FlashAttention
   1 kernels, no sequence parallelism, no TP overlap, and ZeRO's ``overlap_comm`` at its documented default (false):
-  the gradient reduction follows the backward.
+  the gradient reduction follows the backward. (BLOOM-176B, trained from March 2022 on Megatron-DeepSpeed, predates
+  FlashAttention and ran Megatron's fused softmax: its switches are "megatron-2021"'s.)
 
-Each era sets only these switches; hardware efficiencies stay the GPU's calibrated ones (the validation runs of
-2021-23 software, which set the same switches, are predicted with them: docs/evidence.md).
+Each era sets only these switches; hardware efficiencies stay the GPU's calibrated ones. The A100 runs of 2021-22
+software (SC21's tables, BLOOM-176B, MT-NLG 530B) are predicted with "megatron-2021" by name
+(``python benchmarks/validate_training.py --eras`` prints them with it and at "current"; docs/training.md).
 """
 
 from __future__ import annotations

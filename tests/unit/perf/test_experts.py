@@ -83,3 +83,15 @@ def test_router_imbalance_scales_the_busiest_gpus_rows():
     calls, gemm = shapes()
     routed_experts(PRESETS["deepseek-v3"], "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, 1.5)
     assert calls[0][0] == 1536.0
+
+
+def test_token_shuffling_bytes_add_the_dispatchers_sort_by_local_expert():
+    """Qwen3-30B-A3B (hidden 2048, top-8, 128 experts, every layer MoE): permute and unpermute move
+    2 x 2 B x 2048 x (1 + 8) = 73,728 B a token; at ep 8 (16 local experts) the sort by local expert and back adds
+    2 x 2 x 2 B x 8 x 2048 = 131,072 B; at ep 128 (one local expert) there is no sort; a dense model moves none."""
+    from clusterplan.perf.compute import routing_bytes
+
+    model = PRESETS["qwen3-30b-a3b"]
+    assert routing_bytes(model, 8) == pytest.approx(73_728 + 131_072)
+    assert routing_bytes(model, 128) == pytest.approx(73_728)
+    assert routing_bytes(PRESETS["llama3-8b"], 1) == 0.0

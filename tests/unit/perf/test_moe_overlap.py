@@ -68,3 +68,20 @@ def test_deepep_shortens_a_cross_node_expert_exchange(hw):
     plain = evaluate(model, hw, base, layout).step.ep_comm
     deduplicated = evaluate(model, hw, replace(base, moe_dispatcher="deepep"), layout).step.ep_comm
     assert 0 < deduplicated <= plain
+
+
+def test_token_dropping_removes_the_dropless_routers_wait_and_nothing_else(hw):
+    """Token dropping at capacity (static shapes) has no router sync: the GPU no longer waits for the forward's
+    routed launches, so the host part shrinks by that wait (or to the launch bound) and the GPU's work is
+    unchanged; a dense model is the same either way."""
+    on = Options(seq_len=4096, global_batch=256, precision="bf16")
+    layout = Layout(tp=1, pp=1, dp=16, cp=1, mbs=2, virtual_stages=1, recompute="none", zero=1, ep=8)
+    model = PRESETS["qwen3-30b-a3b"]
+    dropless = evaluate(model, hw, on, layout)
+    dropping = evaluate(model, hw, replace(on, moe_dropless=False), layout)
+    assert dropping.step.host < dropless.step.host
+    assert dropping.step.compute == pytest.approx(dropless.step.compute)
+    assert dropping.step.ep_comm == pytest.approx(dropless.step.ep_comm)
+    dense = Layout(tp=1, pp=1, dp=16, cp=1, mbs=1, virtual_stages=1, recompute="none", zero=1)
+    assert evaluate(PRESETS["llama3-8b"], hw, replace(on, moe_dropless=False), dense).step.total == pytest.approx(
+        evaluate(PRESETS["llama3-8b"], hw, on, dense).step.total)
