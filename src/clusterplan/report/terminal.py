@@ -103,12 +103,14 @@ def _cloud(console: Console, doc: dict[str, Any]) -> None:
     years = doc["cost"]["years"]
     if doc["cloud"]:
         cloud = new_table(f"Renting the same GPU-hours ({years} years)", "Offer", "Pricing", "$/GPU-h",
-                          "Per year", "Total", "vs own", "Break-even", right=(2, 3, 4, 5))
+                          "Per year", "Total", "vs own", "Cash break-even", right=(2, 3, 4, 5))
         for offer in doc["cloud"]:
             cloud.add_row(offer["offer"], offer["pricing"], f"{offer['usd_per_gpu_hour']:.2f}",
                           format_usd(offer["usd_per_year"]), format_usd(offer["total_usd"]),
                           f"{offer['vs_own']:.2f}x", months(offer["breakeven_months"]))
         console.print(cloud)
+        console.print("vs own: the offer's total over owning's TCO (residual value credited); cash break-even: the "
+                      "first month owning has spent less than renting, nothing resold\n")
     if doc["hybrid"]:
         h = doc["hybrid"]
         console.print(f"[bold]Hybrid[/bold]: own {h['owned_nodes']:,} of {h['num_nodes']:,} {plural(h['num_nodes'], 'nodes')} "
