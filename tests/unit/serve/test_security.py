@@ -198,6 +198,9 @@ def test_every_5xx_is_json_and_logged_with_its_traceback(client, monkeypatch, ca
     def broken(job):
         raise RuntimeError("a bug")
     monkeypatch.setitem(answers.ENDPOINTS, "plan", broken)
+    # serve() sends the log to stderr and stops propagation (server.configure_logging); an earlier test that
+    # started a server leaves it so, and caplog listens at the root
+    monkeypatch.setattr(logging.getLogger("clusterplan.serve"), "propagate", True)
     with caplog.at_level(logging.ERROR, logger="clusterplan.serve"):
         answer = client.get("/api/plan")
     assert answer.status_code == 500 and answer.json()["error"]["message"].startswith("internal error")
