@@ -89,7 +89,7 @@ def compare(labels: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> Co
     figures = [figure for figure in figures if any(v is not None for v in figure.values)]
     for offer in _union(doc["cloud"] for doc in documents):
         by_offer = [{c["offer"]: c for c in doc["cloud"]}.get(offer) for doc in documents]
-        figures.append(Figure(key=f"cloud.{offer}.breakeven_months", name=f"Break-even vs {offer}", unit="month",
+        figures.append(Figure(key=f"cloud.{offer}.breakeven_months", name=f"Cash break-even vs {offer}", unit="month",
                               values=tuple(None if c is None else c["breakeven_months"] for c in by_offer)))
     return Comparison(labels=tuple(labels), headlines=tuple(figures), bom=_lines(documents))
 

@@ -96,7 +96,7 @@ def sensitivity(doc: dict) -> Part | None:
     rows = [_distribution_row(doc, "TCO", "tco_usd", money),
             _distribution_row(doc, "Cost per delivered GPU-hour", "cost_per_gpu_hour_usd", money)]
     if offer:
-        rows.append(_distribution_row(doc, f"Break-even vs {offer}", "breakeven_months", months))
+        rows.append(_distribution_row(doc, f"Cash break-even vs {offer}", "breakeven_months", months))
     body = (f"<p>{mc['samples']:,} samples, seed {mc['seed']}: every input drawn from "
             f"{esc(sens['distribution'])}. Quantiles are sampled values.</p>"
             + table(("Output", "Nominal", "P10", "P50", "P90"), rows, numeric=(1, 2, 3, 4)))

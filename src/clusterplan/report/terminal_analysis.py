@@ -23,7 +23,7 @@ def render_sensitivity(doc: dict[str, Any], stream: TextIO) -> None:
                        right=(1, 2, 3, 4))
     rows = [("TCO", "tco_usd", _money), ("Cost per delivered GPU-hour", "cost_per_gpu_hour_usd", _money)]
     if offer:
-        rows.append((f"Break-even vs {offer}", "breakeven_months", months))
+        rows.append((f"Cash break-even vs {offer}", "breakeven_months", months))
     for name, metric, fmt in rows:
         spread = mc[metric]
         table.add_row(name, fmt(doc["nominal"][metric]), *(fmt(spread[q]) for q in ("p10", "p50", "p90")))
