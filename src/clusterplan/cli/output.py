@@ -145,16 +145,22 @@ def _write_beside(target: Path, data: bytes, mode: int) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP held back while the block runs, delivered when it ends (where the system can)."""
-    numbers = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
-    if not hasattr(signal, "pthread_sigmask"):
+    """SIGINT, SIGTERM and SIGHUP held back while the block runs, delivered when it ends. A handler that only
+    records them, not a signal mask: the system may deliver a process's signal to any of its threads (numpy's
+    BLAS threads among them), while Python runs its handlers in the main thread, whichever thread received it."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
+    caught: list[int] = []
+    numbers = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    saved = {number: signal.signal(number, lambda signum, _frame: caught.append(signum)) for number in numbers}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for number, handler in saved.items():
+            signal.signal(number, handler)
+        for number in caught:
+            signal.raise_signal(number)
 
 
 @contextlib.contextmanager
