@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 testclient = pytest.importorskip("starlette.testclient")
-from clusterplan.serve import answers, app as app_module  # noqa: E402
+from clusterplan.serve import app as app_module  # noqa: E402
 from clusterplan.serve.app import create_app  # noqa: E402
 
 SECRET = "secret_key_from_a_private_folder"
@@ -195,9 +195,9 @@ def test_deep_nesting_surrogates_and_odd_encodings_are_422(client):
 
 def test_every_5xx_is_json_and_logged_with_its_traceback(client, monkeypatch, caplog):
     """An unexpected error: 500 with a JSON body that holds no traceback, and the traceback in the log."""
-    def broken(job):
+    def broken(self, job):
         raise RuntimeError("a bug")
-    monkeypatch.setitem(answers.ENDPOINTS, "plan", broken)
+    monkeypatch.setattr(app_module.Triage, "__call__", broken)
     with caplog.at_level(logging.ERROR, logger="clusterplan.serve"):
         answer = client.get("/api/plan")
     assert answer.status_code == 500 and answer.json()["error"]["message"].startswith("internal error")
@@ -224,9 +224,10 @@ def test_worker_threads_do_not_outlive_close():
     app = create_app(workers=1)
     client = testclient.TestClient(app, base_url="http://127.0.0.1")
     assert client.get("/api/train", params={"set": 'workload.model="llama2-7b"'}).status_code == 200
-    process = app.state.workers._workers[0].process
+    processes = [w.process for pool in (app.state.workers.light, app.state.workers.heavy) for w in pool._workers]
+    assert any(p is not None for p in processes)
     app.state.workers.close()
-    assert process.poll() is not None and threading.active_count() < 100
+    assert all(p is None or p.poll() is not None for p in processes) and threading.active_count() < 100
 
 
 def test_the_scenarios_own_files_are_allowed(tmp_path, monkeypatch):
@@ -266,3 +267,19 @@ def test_forty_fifo_requests_do_not_freeze_the_server(client, private):
         refused = list(pool.map(lambda _: client.get("/api/plan", params={"set": override}), range(40)))
     assert all(a.status_code == 422 for a in refused) and time.perf_counter() - started < 20
     assert client.get("/static/app.js").status_code == 200 and client.get("/").status_code == 200
+
+
+def test_a_slow_light_request_is_bounded_too(monkeypatch):
+    """A plan without workload that the model takes minutes over (storage.tb_per_gpu at its limit on 1,024
+    nodes: the rack packing loops over 82 million TB) is stopped at the light deadline, and the server goes on."""
+    monkeypatch.setattr(app_module, "LIGHT_DEADLINE_S", 2.0)
+    app = create_app(workers=1)
+    try:
+        client = testclient.TestClient(app, base_url="http://127.0.0.1")
+        started = time.perf_counter()
+        answer = client.post("/api/plan", json={"set": ["cluster.num_nodes=1024", "storage.tb_per_gpu=10000"]})
+        assert answer.status_code == 422 and "budget of 2 s" in answer.json()["error"]["message"]
+        assert time.perf_counter() - started < 10
+        assert client.get("/api/plan").status_code == 200
+    finally:
+        app.state.workers.close()
