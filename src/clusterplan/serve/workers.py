@@ -125,7 +125,7 @@ class Workers:
                 worker.start()
             worker.connection.send(job)
             if not worker.connection.poll(self.deadline_s):
-                raise OverBudget(f"the request ran past the live server's budget of {self.deadline_s:.0f} s "
+                raise OverBudget(f"the request ran past the live server's budget of {self.deadline_s:g} s "
                                  f"per request (clusterplan plan has no such limit)")
             status, value = worker.connection.recv()
             replace = False
