@@ -135,8 +135,7 @@ def test_a_full_queue_is_503_with_retry_after_and_cheap_requests_stay_fast(monke
     app = create_app(workers=1)
     try:
         client = testclient.TestClient(app, base_url="http://127.0.0.1")
-        client.get("/api/plan", params={"set": 'workload.model="llama2-7b"'})   # the heavy worker started
-        client.get("/api/plan")   # and the light ones
+        app.state.workers.warm()   # every worker started, as `clusterplan serve` does before it listens
         with ThreadPoolExecutor(1) as pool:
             slow = pool.submit(client.get, "/api/plan", params=[("set", o) for o in SLOW])
             time.sleep(0.5)
