@@ -136,6 +136,8 @@ def test_a_full_queue_is_503_with_retry_after_and_cheap_requests_stay_fast(monke
     try:
         client = testclient.TestClient(app, base_url="http://127.0.0.1")
         app.state.workers.warm()   # every worker started, as `clusterplan serve` does before it listens
+        for _ in range(2):   # each light worker has imported the models and answered once
+            client.get("/api/plan")
         with ThreadPoolExecutor(1) as pool:
             slow = pool.submit(client.get, "/api/plan", params=[("set", o) for o in SLOW])
             time.sleep(0.5)
