@@ -3,8 +3,8 @@
 Each handler reads the overrides (``set``, and ``pin`` for a pinned baseline) from the query or from a JSON
 body of at most ``MAX_BODY_BYTES`` read within ``BODY_TIMEOUT_S``, then, in a thread: refuses any override
 naming a file the operator did not name (``files``) and any input over its known cost (``budget``), and sorts
-the work into light (answered in the server's threads) and heavy (answered by the worker processes under a
-deadline, ``workers``). Bad input is HTTP 422 ``{"error": {"field", "message"}}`` with the CLI's one-line
+the work into light and heavy, each answered by its own pool of worker processes under a deadline
+(``workers``): no model runs in the server's process, so none can hold it. Bad input is HTTP 422 ``{"error": {"field", "message"}}`` with the CLI's one-line
 message; every other error is JSON too, and every 5xx is logged with its traceback on stderr, never sent.
 Starlette is imported here, inside ``create_app``, so that the CLI loads without the ``serve`` extra.
 """
@@ -24,16 +24,17 @@ from typing import Any
 
 from clusterplan.errors import ConfigError
 from clusterplan.serve import budget, views
-from clusterplan.serve.answers import Answer, Job, answer, error
+from clusterplan.serve.answers import Answer, Job, error
 from clusterplan.serve.files import operator_files
 from clusterplan.serve.guard import LOOPBACK_NAMES, Guard
-from clusterplan.serve.workers import Busy, Crashed, OverBudget, Workers, default_size
+from clusterplan.serve.workers import Busy, Crashed, OverBudget, Pools, Workers, default_size
 from clusterplan.spec import Scenario, load_scenario
 
 MAX_BODY_BYTES = 64 * 1024
 BODY_TIMEOUT_S = 10.0          # the whole body must arrive within this
 MAX_OVERRIDES, MAX_OVERRIDE_CHARS = 64, 2000
 DEADLINE_S, WAIT_S, MAX_WAITING = 20.0, 10.0, 64   # heavy work: run at most, wait at most, queued at most
+LIGHT_WORKERS, LIGHT_DEADLINE_S, LIGHT_MAX_WAITING = 2, 5.0, 128   # light work: processes, run at most, queued
 STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 log = logging.getLogger("clusterplan.serve")
 
@@ -150,8 +151,11 @@ def create_app(scenario: str | None = None, *, hosts: Iterable[str] = LOOPBACK_N
 
     views.planned(scenario, ())   # a bad or infeasible scenario stops the server before it listens
     triage = Triage(scenario, allow_files)
-    pool = Workers(size=workers or default_size(), deadline_s=DEADLINE_S, wait_s=WAIT_S, max_waiting=MAX_WAITING)
-    waiting = ThreadPoolExecutor(pool.size + pool.max_waiting + 1, thread_name_prefix="clusterplan-heavy")
+    heavy_pool = Workers(size=workers or default_size(), deadline_s=DEADLINE_S, wait_s=WAIT_S, max_waiting=MAX_WAITING)
+    light_pool = Workers(size=LIGHT_WORKERS, deadline_s=LIGHT_DEADLINE_S, wait_s=WAIT_S,
+                         max_waiting=LIGHT_MAX_WAITING, niceness=0)
+    waiting = ThreadPoolExecutor(heavy_pool.size + heavy_pool.max_waiting + light_pool.size + light_pool.max_waiting
+                                 + 1, thread_name_prefix="clusterplan-wait")
 
     def respond(result: Answer) -> Response:
         return Response(result.body, status_code=result.status, media_type=result.media_type,
@@ -163,9 +167,8 @@ def create_app(scenario: str | None = None, *, hosts: Iterable[str] = LOOPBACK_N
 
     async def compute(job: Job) -> Answer:
         job, heavy = await run_in_threadpool(triage, job)
-        if heavy:
-            return await asyncio.get_running_loop().run_in_executor(waiting, pool.run, job)
-        return await run_in_threadpool(answer, job)
+        pool = heavy_pool if heavy else light_pool
+        return await asyncio.get_running_loop().run_in_executor(waiting, pool.run, job)
 
     def handler(endpoint: str):
         async def respond_to(request) -> Response:
@@ -212,7 +215,7 @@ def create_app(scenario: str | None = None, *, hosts: Iterable[str] = LOOPBACK_N
               Route("/static/{name}", static, methods=["GET"])]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, hosts=_names(hosts))],
                     exception_handlers={HTTPException: http_error, Exception: unexpected})
-    app.state.workers = pool
+    app.state.workers = Pools(light_pool, heavy_pool)
     return app
 
 

@@ -42,11 +42,11 @@ class Crashed(Exception):
     """A worker that raised (the traceback) or died: answer 500 and log it."""
 
 
-def _serve(connection) -> None:
+def _serve(connection, niceness: int) -> None:
     """A worker process: answer each ``Job`` received with ``("ok", Answer)`` or ``("error", traceback)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C stops the server, which kills its workers
     try:
-        os.nice(NICENESS)
+        os.nice(niceness)
     except OSError:
         pass
     while True:
@@ -63,6 +63,7 @@ def _serve(connection) -> None:
 
 @dataclass(kw_only=True, slots=True)
 class _Worker:
+    niceness: int = NICENESS
     process: subprocess.Popen | None = None
     connection: Connection | None = None
 
@@ -72,7 +73,8 @@ class _Worker:
         ours, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
         with theirs:
-            self.process = subprocess.Popen([sys.executable, "-m", "clusterplan.serve.workers", str(theirs.fileno())],
+            self.process = subprocess.Popen([sys.executable, "-m", "clusterplan.serve.workers", str(theirs.fileno()),
+                                             str(self.niceness)],
                                             pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL)
         self.connection = Connection(ours.detach())
 
@@ -88,11 +90,11 @@ class _Worker:
 
 
 class Workers:
-    """``size`` worker processes, ``max_waiting`` requests queued for them at most."""
+    """``size`` worker processes at ``niceness``, ``max_waiting`` requests queued for them at most."""
 
-    def __init__(self, *, size: int, deadline_s: float, wait_s: float, max_waiting: int):
+    def __init__(self, *, size: int, deadline_s: float, wait_s: float, max_waiting: int, niceness: int = NICENESS):
         self.size, self.deadline_s, self.wait_s, self.max_waiting = size, deadline_s, wait_s, max_waiting
-        self._workers = [_Worker() for _ in range(size)]
+        self._workers = [_Worker(niceness=niceness) for _ in range(size)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         for worker in self._workers:
             self._idle.put(worker)
@@ -123,7 +125,7 @@ class Workers:
                 worker.start()
             worker.connection.send(job)
             if not worker.connection.poll(self.deadline_s):
-                raise OverBudget(f"the request ran past the live server's budget of {self.deadline_s:.0f} s "
+                raise OverBudget(f"the request ran past the live server's budget of {self.deadline_s:g} s "
                                  f"per request (clusterplan plan has no such limit)")
             status, value = worker.connection.recv()
             replace = False
@@ -152,10 +154,25 @@ class Workers:
             worker.stop()
 
 
+class Pools:
+    """The light and the heavy pool, started and stopped together."""
+
+    def __init__(self, light: Workers, heavy: Workers):
+        self.light, self.heavy = light, heavy
+
+    def warm(self) -> None:
+        self.light.warm()
+        self.heavy.warm()
+
+    def close(self) -> None:
+        self.light.close()
+        self.heavy.close()
+
+
 def default_size() -> int:
     """One worker per core but one (for the server itself), between 1 and 4."""
     return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
 if __name__ == "__main__":
-    _serve(Connection(int(sys.argv[1])))
+    _serve(Connection(int(sys.argv[1])), int(sys.argv[2]))
