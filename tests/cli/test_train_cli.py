@@ -58,13 +58,22 @@ def test_json_has_goodput_and_effective_time_and_cost(capsys):
 
 
 def test_table_shows_raw_and_effective_side_by_side(capsys):
-    """The terminal table prints goodput, and each time and cost raw and effective on one line."""
-    code, out, _ = run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b")
-    doc = json.loads(run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b", "--format", "json")[1])
+    """The terminal table prints goodput, and each time and cost raw and effective on one line (a 64-GPU job, so
+    that the reference's spot offer, 64 GPUs at once, supplies it and gets its own line)."""
+    job = ("train", "--tokens", "2T", "--model", "llama2-13b", "--job-gpus", "64")
+    code, out, _ = run(capsys, *job)
+    doc = json.loads(run(capsys, *job, "--format", "json")[1])
     assert code == 0 and f"{doc['goodput']:.1%} (" in out
     raw, effective = doc["time_to_train_s"] / 86400, doc["effective_time_to_train_s"] / 86400
     assert f"{raw:.1f} days raw, {effective:.1f} days effective" in out
     assert "Cost to train (own cluster)" in out and out.count(" raw, ") == 4   # time, own, cheapest cloud, spot
+
+
+def test_a_spot_offer_short_of_the_jobs_gpus_is_listed_short_not_on_the_spot_line(capsys):
+    """128 GPUs against a spot offer of 64 at once: no spot line, the offer under "Short of capacity" (as size
+    excludes it by "capacity")."""
+    doc = json.loads(run(capsys, "train", "--tokens", "2T", "--model", "llama2-13b", "--format", "json")[1])
+    assert doc["spot"] is None and doc["cloud_excluded"]["nebius-h100-spot"] == "capacity: 64 GPUs at once"
 
 
 def test_top_above_ten_lists_that_many_layouts(capsys):

@@ -10,6 +10,7 @@ import sys
 from clusterplan.cli.exits import Exit
 from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, progress, write_json
 from clusterplan.errors import ConfigError
+from clusterplan.plan.ownership import today
 from clusterplan.plan.size import size
 from clusterplan.report.size import infeasible_line, render_size, size_document, size_tables
 from clusterplan.report.tables import write_csv, write_markdown
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         scenario = load_scenario(args.scenario, [*args.overrides, *flags])
         with scenario.located(), progress(args, "size") as shown:
-            result = size(scenario.spec, progress=shown.update)
+            result = size(scenario.spec, today=today(), progress=shown.update)
     except ConfigError as error:
         raise _named_by_flag(error, flags) from None
     document = size_document(result)

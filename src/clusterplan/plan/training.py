@@ -46,7 +46,6 @@ class Training:
     warnings: tuple[str, ...] = ()   # the job against the cluster's life and cost (training_warnings)
     whole_run: WholeRun | None = None   # the run's time by cause (docs/reliability.md#whole-run); None without tokens
     whole_run_band: Band | None = None  # what the causes leave unexplained on published whole runs (docs/evidence.md)
-    whole_run_rentals: Mapping[str, Rented] = field(default_factory=dict)   # offer id -> the whole run rented
 
     @property
     def best(self) -> Prediction | None:
@@ -73,20 +72,31 @@ class Training:
         return {key: self.rentals[key].total_usd if key in self.rentals
                 else usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
 
+    def cloud_cost_ranges(self, *, effective: bool) -> tuple[dict[str, float], dict[str, float]]:
+        """(low, high) of each offer's cost to train at the ends of the step time's evidence band: the raw run, or
+        ``effective`` the wall-clock one, rented by the one rule (a reservation's whole terms do not shrink with a
+        faster run)."""
+        low: dict[str, float] = {}
+        high: dict[str, float] = {}
+        for key, rent in self.rentals.items():
+            run_s = rent.run_s if effective else self.time_to_train_s
+            for out, seconds in zip((low, high), self.band.time_range(run_s)):
+                out[key] = rented(rent.offer, num_gpus=self.num_gpus, run_s=seconds,
+                                  resale_fraction=rent.resale_fraction).total_usd
+        return low, high
+
     @property
     def whole_run_time_to_train_s(self) -> float | None:
         """The wall clock of the whole run: steady state plus every modelled cause (``whole_run``)."""
         return self.whole_run.wall_clock_s if self.whole_run is not None else None
 
     @property
-    def whole_run_costs_usd(self) -> dict[str, float]:
-        """``costs_usd`` of the whole run's billed GPU-hours (every reserved GPU, idle or not): the owned cost x
-        billed / steady-state time, and each offer renting the billed time (whole terms, cost/cloud.py ``rented``)."""
+    def whole_run_cost_usd(self) -> float | None:
+        """The owned cluster's cost of the whole run's billed GPU-hours (every reserved GPU, idle or not): the
+        raw cost x billed / steady-state time."""
         if self.whole_run is None:
-            return {}
-        scale = self.whole_run.billed_s / self.whole_run.steady_s
-        return {key: self.whole_run_rentals[key].total_usd if key in self.whole_run_rentals else usd * scale
-                for key, usd in self.costs_usd.items()}
+            return None
+        return self.costs_usd["own"] * self.whole_run.billed_s / self.whole_run.steady_s
 
 
 def raw_time_to_train_s(tokens: float, best: Prediction | None) -> float | None:
@@ -122,15 +132,11 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
                          resale_fraction=resale) for offer in offers}
     run = (run_by_cause(recipe(spec), job.model, best, reliability, steady_s=raw_s, seq_len=job.options.seq_len)
            if raw_s else None)
-    whole_run_rentals = {} if run is None else {
-        offer.id: rented(offer, num_gpus=job.num_gpus, run_s=run.billed_s, resale_fraction=resale)
-        for offer in offers}
     return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
                     offer_goodputs=offer_goodputs, rentals=rentals,
                     band=evidence(built, job.model, job.options, job.num_gpus),
-                    whole_run=run, whole_run_band=whole_run_band() if run is not None else None,
-                    whole_run_rentals=whole_run_rentals)
+                    whole_run=run, whole_run_band=whole_run_band() if run is not None else None)
 
 
 def recipe(spec: Spec) -> Recipe:

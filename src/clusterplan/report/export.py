@@ -224,17 +224,18 @@ def training_section(job: Any) -> dict[str, Any]:
             out["cloud_terms"] = terms_table(job.rentals)
             out["spot"] = spot_line(job.rentals, cloud, job.offer_goodputs, num_gpus=job.num_gpus, always_on=False)
             out.update(_ranged(band, time_to_train_s=job.time_to_train_s, cost_to_train_usd=job.costs_usd["own"]))
-            out["cloud_cost_to_train_usd_low"], out["cloud_cost_to_train_usd_high"] = _ranged_each(band, cloud)
+            out["cloud_cost_to_train_usd_low"], out["cloud_cost_to_train_usd_high"] = \
+                job.cloud_cost_ranges(effective=False)
         if job.tokens and reliability is not None:
             effective = job.effective_costs_usd
             out["effective_time_to_train_s"] = job.effective_time_to_train_s
             out["expected_interruptions"] = reliability.expected_interruptions
             out["effective_cost_to_train_usd"] = effective["own"]
-            out["effective_cloud_cost_to_train_usd"] = rented = {k: v for k, v in effective.items() if k != "own"}
+            out["effective_cloud_cost_to_train_usd"] = {k: v for k, v in effective.items() if k != "own"}
             out.update(_ranged(band, effective_time_to_train_s=job.effective_time_to_train_s,
                                effective_cost_to_train_usd=effective["own"]))
             out["effective_cloud_cost_to_train_usd_low"], out["effective_cloud_cost_to_train_usd_high"] = \
-                _ranged_each(band, rented)
+                job.cloud_cost_ranges(effective=True)
             out["spot_goodput"] = dict(job.offer_goodputs)   # a spot offer's goodput counts its reclaims
         if job.tokens and job.whole_run is not None:
             out.update(whole_run_fields(job))
@@ -247,13 +248,13 @@ def whole_run_fields(job: Any) -> dict[str, Any]:
     """The whole run (docs/reliability.md#whole-run): its wall clock, billed GPU-hours and cost by cause, and the
     "whole run" band of published runs around them."""
     run, band = job.whole_run, job.whole_run_band
-    costs = job.whole_run_costs_usd
+    cost = job.whole_run_cost_usd
     out = {"whole_run_time_to_train_s": run.wall_clock_s,
            "whole_run_gpu_hours": run.billed_s / 3600 * job.num_gpus,
-           "whole_run_cost_to_train_usd": costs["own"],
+           "whole_run_cost_to_train_usd": cost,
            "whole_run_breakdown_s": run.breakdown(),
            "whole_run_evidence": evidence_table(band)}
-    out.update(_ranged(band, whole_run_time_to_train_s=run.wall_clock_s, whole_run_cost_to_train_usd=costs["own"]))
+    out.update(_ranged(band, whole_run_time_to_train_s=run.wall_clock_s, whole_run_cost_to_train_usd=cost))
     return out
 
 
@@ -269,11 +270,6 @@ def _ranged(band: Any, **times: float) -> dict[str, float]:
     for name, value in times.items():
         out[f"{name}_low"], out[f"{name}_high"] = band.time_range(value)
     return out
-
-
-def _ranged_each(band: Any, values: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
-    ranges = {key: band.time_range(value) for key, value in values.items()}
-    return {key: low for key, (low, _) in ranges.items()}, {key: high for key, (_, high) in ranges.items()}
 
 
 def layout_table(layout: Any) -> dict[str, Any]:

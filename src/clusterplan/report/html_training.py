@@ -137,8 +137,9 @@ def _band_cells(doc: dict, base: str, key: str, fmt) -> str:
     job = doc["plan"]["training"]
     if f"{key}_low" not in job:
         return "<td></td><td></td><td></td>"
+    evidence = job["whole_run_evidence" if key.startswith("whole_run") else "evidence"]   # the whole run's own regime
     phrase = band_phrase(job[key], job[f"{key}_low"], job[f"{key}_high"], fmt, kind=kind_of(key),
-                         out_of_domain=bool(job["evidence"]["out_of_domain"]))
+                         out_of_domain=bool(evidence["out_of_domain"]))
     return (td(doc, f"{base}/{key}_low", fmt) + td(doc, f"{base}/{key}_high", fmt)
             + f"<td>{_error_bar(job[key], job[f'{key}_low'], job[f'{key}_high'])}"
             f'<br><span class="band-phrase">{esc(phrase)}</span></td>')

@@ -30,10 +30,12 @@ def capacity_short(offers: Mapping[str, CloudOffer], num_gpus: int) -> dict[str,
 
 def spot_line(rentals: Mapping[str, Rented], raw_usd: Mapping[str, float], goodputs: Mapping[str, float],
               *, num_gpus: int, always_on: bool) -> dict[str, Any] | None:
-    """The cheapest spot offer by effective cost, on its own line: its reclaim rate, the goodput it leaves
-    (the reliability model's restarts and lost work since the last checkpoint, reclaims counted) and its
-    raw and effective costs; ``headline`` false where it may not be the headline."""
-    spot = [r for r in rentals.values() if r.offer.pricing == "spot" and r.offer.id in goodputs]
+    """The cheapest spot offer that supplies ``num_gpus`` at once, by effective cost, on its own line: its
+    reclaim rate, the goodput it leaves (the reliability model's restarts and lost work since the last
+    checkpoint, reclaims counted) and its raw and effective costs; ``headline`` false where it may not be the
+    headline. An offer short of capacity is listed with those instead (``capacity_short``), as size excludes it."""
+    spot = [r for r in rentals.values()
+            if r.offer.pricing == "spot" and r.offer.id in goodputs and supplies(r.offer, num_gpus)]
     if not spot:
         return None
     best = min(spot, key=lambda r: r.total_usd)

@@ -10,6 +10,7 @@ from clusterplan import __version__
 from clusterplan.plan.size import Sizing, verdict
 from clusterplan.plan.size_modes import Candidate
 from clusterplan.plan.size_platform import Platform
+from clusterplan.report.bands import band_phrase
 from clusterplan.report.console import escape, new_console, new_table
 from clusterplan.report.export import layout_table
 from clusterplan.report.tables import Table
@@ -31,11 +32,13 @@ def _date(start: datetime.date, days: float) -> str:
 
 
 def _whole_run(row: dict[str, Any]) -> str:
-    """", whole run N days (likely L to H)": the run with every modelled cause and the published runs' band."""
+    """", whole run N days predicted; published whole runs ...": the run with every modelled cause and the band
+    of published whole runs (report/bands.py, docs/reliability.md#whole-run)."""
     if not row.get("whole_run_days"):
         return ""
-    return (f", whole run {row['whole_run_days']:,.1f} days (likely {row['whole_run_low_days']:,.1f} to "
-            f"{row['whole_run_high_days']:,.1f}; docs/reliability.md#whole-run)")
+    days = row["whole_run_days"]
+    phrase = band_phrase(days, row["whole_run_low_days"], row["whole_run_high_days"], lambda v: f"{v:,.1f} days")
+    return f", whole run {days:,.1f} days predicted; {phrase.replace('published runs', 'published whole runs', 1)}"
 
 
 def candidate_table(candidate: Candidate, result: Sizing, frontier: set[int]) -> dict[str, Any]:

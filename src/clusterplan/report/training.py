@@ -119,22 +119,25 @@ def whole_run_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     causes = ", ".join(f"{name} +{seconds / steady:.1%}" for name, seconds in doc["whole_run_breakdown_s"].items()
                        if name != "steady state" and seconds > 0)
     return [("Time to train, whole run", _duration(doc["whole_run_time_to_train_s"])
-             + _range(doc, "whole_run_time_to_train_s", _duration)),
+             + _range(doc, "whole_run_time_to_train_s", _duration, evidence="whole_run_evidence")),
             ("Cost to train, whole run (own)", format_usd(doc["whole_run_cost_to_train_usd"])
-             + f", {doc['whole_run_gpu_hours']:,.0f} GPU-hours" + _range(doc, "whole_run_cost_to_train_usd", format_usd, kind="cost")),
+             + f", {doc['whole_run_gpu_hours']:,.0f} GPU-hours"
+             + _range(doc, "whole_run_cost_to_train_usd", format_usd, kind="cost", evidence="whole_run_evidence")),
             ("Whole run over steady state", causes or "no cause modelled"),
             ("Whole-run evidence", f"{band['regime']}: n={band['n']}, median error {band['median_error']:+.1%}, band "
                                    f"{band['low_error']:+.1%} to {band['high_error']:+.1%} (docs/evidence.md)"
              if not band["out_of_domain"] else "; ".join(band["out_of_domain"]))]
 
 
-def _range(doc: dict[str, Any], name: str, fmt, *, kind: str = "time", raw: bool = False) -> str:
+def _range(doc: dict[str, Any], name: str, fmt, *, kind: str = "time", raw: bool = False,
+           evidence: str = "evidence") -> str:
     """" predicted; published runs of this kind measured ...: LOW to HIGH" (report/bands.py) where the document
-    has a band for the figure; ``raw``: the band is of the raw figure, which the line shows beside the effective."""
+    has a band for the figure; ``raw``: the band is of the raw figure, which the line shows beside the effective;
+    ``evidence``: the document's key of the regime the band comes from (the whole run has its own)."""
     if f"{name}_low" not in doc:
         return ""
     phrase = band_phrase(doc[name], doc[f"{name}_low"], doc[f"{name}_high"], fmt, kind=kind,
-                         out_of_domain=bool(doc["evidence"]["out_of_domain"]))
+                         out_of_domain=bool(doc[evidence]["out_of_domain"]))
     return f"; raw: {phrase}" if raw else f" predicted; {phrase}"
 
 

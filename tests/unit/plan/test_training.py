@@ -120,4 +120,4 @@ def test_a_half_batch_ramp_and_a_longer_stage_lengthen_the_whole_run(catalog):
     run = job.whole_run
     assert run.ramp_s > 0 and run.long_context_s > 0 and run.evaluation_s > 0
     assert run.billed_s == pytest.approx(run.wall_clock_s / 0.8)
-    assert job.whole_run_costs_usd["own"] == pytest.approx(job.costs_usd["own"] * run.billed_s / run.steady_s)
+    assert job.whole_run_cost_usd == pytest.approx(job.costs_usd["own"] * run.billed_s / run.steady_s)
