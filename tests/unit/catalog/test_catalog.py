@@ -154,3 +154,14 @@ def test_an_offer_capacity_or_term_that_is_not_positive_is_an_error(line, key):
     with pytest.raises(CatalogError) as error:
         parse_family(text, CloudOffer, source="catalog/cloud.toml")
     assert key in str(error.value)
+
+
+def test_a_superseded_offer_names_the_offer_that_replaced_it(catalog):
+    """History is marked by data, not by an id pattern: each superseded_by names a current offer of the same GPU
+    and pricing."""
+    cloud = catalog.families["cloud"]
+    past = [offer for offer in cloud.values() if offer.superseded_by]
+    assert past
+    for offer in past:
+        now = cloud[offer.superseded_by]
+        assert not now.superseded_by and (now.gpu, now.pricing) == (offer.gpu, offer.pricing)
