@@ -316,7 +316,7 @@ class CloudOffer(Priced):
     # spot only: instances reclaimed per 1000 instance-days, and where that figure comes from (docs/size.md)
     reclaim_per_1000_instance_days: float = 0.0
     reclaim_source: str = ""
-    superseded_by: str = ""           # a past price kept as history: the id of the offer that replaced it
+    ended: str = ""                   # a past price kept as history: the month it ended (YYYY-MM); "" = current
 
     def __post_init__(self) -> None:
         Priced.__post_init__(self)

@@ -64,10 +64,10 @@ def plan(spec: Spec, catalog: Catalog | None = None, *, top: int = 10, today: dt
 
 def used_prices(catalog: Catalog, owned: Costs, rentals: list[Rental]) -> list[tuple[str, str]]:
     """(id, observation date) of every catalog price the plan uses: BoM, one-off, licences, offers; an offer
-    superseded by a later price (``superseded_by``, kept as history) is not aged."""
+    whose price has ended (``ended``, kept as history) is not aged."""
     ids = [line.catalog_id for line in (*owned.bom, *owned.one_off) if line.catalog_id]
     ids += [charge.licence for charge in owned.ownership.licences]
-    ids += [r.cost.offer.id for r in rentals if not r.cost.offer.superseded_by]
+    ids += [r.cost.offer.id for r in rentals if not r.cost.offer.ended]
     return [(entry_id, catalog.find(entry_id)[1].date) for entry_id in dict.fromkeys(ids)]
 
 
@@ -128,9 +128,9 @@ def compared_offers(spec: Spec, catalog: Catalog) -> tuple[list[CloudOffer], Clo
 
 
 def gpu_offers(catalog: Catalog, gpu: str) -> list[CloudOffer]:
-    """The catalog's current offers for ``gpu``, in catalog order; prices kept as history (``superseded_by``,
+    """The catalog's current offers for ``gpu``, in catalog order; prices kept as history (``ended``,
     catalog/cloud.toml) are left out."""
-    return [offer for offer in catalog.families["cloud"].values() if offer.gpu == gpu and not offer.superseded_by]
+    return [offer for offer in catalog.families["cloud"].values() if offer.gpu == gpu and not offer.ended]
 
 
 def _hybrid(spec: Spec, catalog: Catalog, offer: CloudOffer, built: Design) -> Hybrid:

@@ -156,12 +156,10 @@ def test_an_offer_capacity_or_term_that_is_not_positive_is_an_error(line, key):
     assert key in str(error.value)
 
 
-def test_a_superseded_offer_names_the_offer_that_replaced_it(catalog):
-    """History is marked by data, not by an id pattern: each superseded_by names a current offer of the same GPU
-    and pricing."""
+def test_past_prices_are_marked_by_data_not_by_their_ids(catalog):
+    """History is marked by ``ended`` (a month), not by an id pattern: every past AWS price before the June 2025
+    cut says so, and a current offer says nothing."""
     cloud = catalog.families["cloud"]
-    past = [offer for offer in cloud.values() if offer.superseded_by]
-    assert past
-    for offer in past:
-        now = cloud[offer.superseded_by]
-        assert not now.superseded_by and (now.gpu, now.pricing) == (offer.gpu, offer.pricing)
+    past = {key for key, offer in cloud.items() if offer.ended}
+    assert past == {key for key in cloud if key.endswith("-pre-2025-06")}
+    assert all(cloud[key].ended == "2025-06" for key in past)
