@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import argparse
 
+from clusterplan.catalog import load_catalog
 from clusterplan.plan import plan
 from clusterplan.spec import load_spec
 
+NEOCLOUD = load_catalog().get("cloud", "nebius-h100-on-demand")   # read, not copied: it follows catalog refreshes
 # (what, USD per GPU-hour or USD, how it compares, source). LOW CONFIDENCE marks an aggregator page.
 PUBLIC = (
     ("owner's break-even rental price (facility and ops $50K per node over the life)", 1.65, "economic",
      "Eugene Cheah, 'H100 Freakonomics' / Latent Space '$2 H100s' sheet, 2024-08: renting below ~$1.65/h loses money"),
     ("H100 1-year contract index (an owner's cost plus its margin)", 2.35, "economic",
      "SemiAnalysis H100 rental index, 2026-03 (research notes)"),
-    ("H100 on-demand, neocloud (an owner's cost plus margin and idle risk)", 2.95, "economic",
-     "Nebius H100 on-demand, catalog nebius-h100-on-demand"),
+    ("H100 on-demand, neocloud (an owner's cost plus margin and idle risk)", NEOCLOUD.price_usd, "economic",
+     f"Nebius H100 on-demand, catalog nebius-h100-on-demand ({NEOCLOUD.date})"),
     ("3-year TCO of an 8-GPU H100 node, low end, per delivered GPU-hour at 80 %", 450_000 / (8 * 8760 * 3 * 0.8),
      "cash before residual", "v2-pseo-ai.pages.dev/tools/gpu-tco-analysis (seen 2026; LOW CONFIDENCE): "
      "$450K-$650K per node over 3 years with power and colocation"),

@@ -114,12 +114,14 @@ def network(catalog: Catalog, name: str, switch: str, cable: str, per_node: int,
 
 
 def observed(date: str) -> dt.date | None:
-    """The last day a catalog date can mean ("2024-08" -> 2024-08-31, "2025" -> 2025-12-31); None if it names
-    no year ("undated")."""
+    """The last day a catalog date can mean ("2024-08" -> 2024-08-31, "2025" -> 2025-12-31, a span of years
+    "2024-25" -> 2025-12-31); None if it names no year ("undated")."""
     match = re.search(r"(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", date)
     if not match:
         return None
     year, month, day = int(match.group(1)), match.group(2), match.group(3)
+    if month and int(month) > 12:   # "2024-25": the later year of a span, not a month
+        return dt.date(year // 100 * 100 + int(month), 12, 31)
     if day:
         return dt.date(year, int(month), int(day))
     if month:

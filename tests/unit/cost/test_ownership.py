@@ -154,6 +154,9 @@ def test_observed_dates_and_the_stale_warning():
     """A date means its last day; entries seen over 365 days before today are named once; undated ones never."""
     assert observed("2024-08") == dt.date(2024, 8, 31) and observed("2025") == dt.date(2025, 12, 31)
     assert observed("2024-12") == dt.date(2024, 12, 31) and observed("undated") is None
+    # a span of years means its later year, not a month 25 (regression: "2024-25" read as 2026-01-31)
+    assert observed("catalog snapshot (2024-25)") == dt.date(2025, 12, 31)
+    assert observed("undated (2025-26)") == dt.date(2026, 12, 31)
     today = dt.date(2026, 12, 5)
     text = stale_prices([("a", "2025-12-04"), ("b", "2025-12-05"), ("c", ""), ("a", "2025-12-04")], today)
     assert text.startswith("prices: 1 prices used") and "(a)" in text
