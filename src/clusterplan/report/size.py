@@ -164,7 +164,8 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
                           f"a tray, {escape(built['cooling'])} cooling): "
                           f"{', '.join(f'{count:,}' for count in built['counts'])} GPUs")
     console.print()
-    for label, key in (("Cheapest meeting the deadline", "cheapest"), ("Fastest within the budget", "fastest")):
+    for label, key in (("Cheapest meeting the deadline" if asked["deadline"] else "Cheapest", "cheapest"),
+                       ("Fastest within the budget" if asked["budget_usd"] else "Fastest", "fastest")):
         row = doc[key]
         if row is None:
             console.print(f"{label}: none")
@@ -188,7 +189,9 @@ def render_size(doc: dict[str, Any], stream: TextIO) -> None:
                           f"{format_usd(row['cost_usd'])}")
     console.print()
     console.print(_rows_table("Pareto frontier (days to the trained model, cost)", doc["frontier"]))
-    console.print(_rows_table("Cheapest of each mode that meets the deadline and budget (else the fastest)",
+    limits = " and ".join(word for word, given in (("deadline", asked["deadline"]), ("budget", asked["budget_usd"]))
+                          if given)
+    console.print(_rows_table(f"Cheapest of each mode{f' that meets the {limits} (else the fastest)' if limits else ''}",
                               _best_per_mode(doc)))
     console.print(f"[dim]{escape(doc['own_cost_rule'])}[/dim]")
 
