@@ -93,6 +93,11 @@ def test_set_is_echoed_and_applied(capsys):
     (["plan", "--format", "yaml"], "invalid choice: 'yaml'"),
     (["catalog", "h100"], "unknown catalog id 'h100'"),
     (["catalog", "--family", "gpu"], "did you mean 'gpus'"),
+    # issue 31: within each key's range, but 82 million TB kept the rack packing busy for over ten minutes
+    (["plan", "--set", "cluster.num_nodes=1024", "--set", "storage.tb_per_gpu=10000"],
+     "storage.tb_per_gpu: 10,000 TB per GPU x 8,192 GPUs is 81,920,000 TB, more than the 1,000,000 TB"),
+    (["plan", "--set", "cluster.num_nodes=2048", "--set", "storage.read_Bps_per_gpu=100GB/s"],
+     "storage.read_Bps_per_gpu: 18,205 blocks of nvme-pfs to read 100,000 MB/s per GPU x 16,384 GPUs hold"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     """Bad input: exit 2, one stderr line naming the key, no traceback, no stdout."""
