@@ -224,3 +224,13 @@ def test_a_workload_config_json_is_sized(capsys, tmp_path):
     doc = json.loads(out)
     assert doc["question"]["model"] == "tiny-1b" and doc["fastest"]["mfu"] > 0
     assert doc["cheapest"]["cost_usd"] == min(row["cost_usd"] for row in doc["candidates"] if "cost_usd" in row)
+
+
+def test_a_run_past_the_calendar_is_dated_after_its_last_day(capsys):
+    """Issue 31: 1e16 tokens of Llama 2 70B on 32 GPUs end past the year 9999; that date was an
+    internal error (OverflowError, exit 1). It is now "after 9999-12-31", and nothing meets the deadline."""
+    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-70b", "--tokens", "1e16", "--gpu-types",
+                         "h100-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "32", "--start", "2026-12-04",
+                         "--deadline", "2", "--format", "json")
+    assert code == 3 and "internal error" not in err
+    assert json.loads(out)["nearest"][0]["trained"] == "after 9999-12-31"
