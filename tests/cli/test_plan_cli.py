@@ -277,3 +277,12 @@ def test_num_gpus_in_a_scenario_file_conflicting_names_its_line(capsys, tmp_path
     scenario.write_text("[cluster]\nnum_gpus = 64\n")
     code, out, err = run(capsys, "plan", str(scenario), "--format", "json")
     assert code == 0 and json.loads(out)["design"]["num_nodes"] == 8
+
+
+@pytest.mark.parametrize("command", ["plan", "train"])
+def test_a_job_that_never_finishes_is_infeasible(capsys, command):
+    """Issue 31: a GPU failure rate at its limit (1e6 per 1,000 GPU-days) leaves goodput 0; a run with a token
+    budget then divided by zero (exit 1). Now one line, exit 3: the job never finishes."""
+    code, out, err = run(capsys, command, "--set", 'workload.model="llama2-7b"', "--set", "workload.tokens=1e12",
+                         "--set", "reliability.failure_rates={gpu=1e6}")
+    assert code == 3 and out == "" and err.count("\n") == 1 and "the job never finishes" in err

@@ -234,3 +234,15 @@ def test_a_run_past_the_calendar_is_dated_after_its_last_day(capsys):
                          "--deadline", "2", "--format", "json")
     assert code == 3 and "internal error" not in err
     assert json.loads(out)["nearest"][0]["trained"] == "after 9999-12-31"
+
+
+def test_candidates_whose_job_never_finishes_are_excluded_for_failures(capsys):
+    """Issue 31: at a GPU failure rate of 1e6 per 1,000 GPU-days a job on 32 GPUs or more has goodput 0 and never
+    finishes: each such candidate is excluded with the reason "failures" (a ValueError, exit 1, before); on 8 and
+    16 GPUs goodput is tiny but positive and they stay modelled."""
+    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", *SMALL,
+                         "--set", "reliability.failure_rates={gpu=1e6}", "--format", "json")
+    assert "internal error" not in err
+    doc = json.loads(out)
+    assert {c["excluded_by"] for c in doc["candidates"] if c["num_gpus"] >= 32} == {"failures"}
+    assert doc["excluded"]["failures"] == 40 and doc["num_modelled"] == 16
