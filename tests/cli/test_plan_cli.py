@@ -93,6 +93,11 @@ def test_set_is_echoed_and_applied(capsys):
     (["plan", "--format", "yaml"], "invalid choice: 'yaml'"),
     (["catalog", "h100"], "unknown catalog id 'h100'"),
     (["catalog", "--family", "gpu"], "did you mean 'gpus'"),
+    # issue 31: within each key's range, but 82 million TB kept the rack packing busy for over ten minutes
+    (["plan", "--set", "cluster.num_nodes=1024", "--set", "storage.tb_per_gpu=10000"],
+     "storage.tb_per_gpu: 10,000 TB per GPU x 8,192 GPUs is 81,920,000 TB, more than the 1,000,000 TB"),
+    (["plan", "--set", "cluster.num_nodes=2048", "--set", "storage.read_Bps_per_gpu=100GB/s"],
+     "storage.read_Bps_per_gpu: 18,205 blocks of nvme-pfs to read 100,000 MB/s per GPU x 16,384 GPUs hold"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     """Bad input: exit 2, one stderr line naming the key, no traceback, no stdout."""
@@ -272,3 +277,12 @@ def test_num_gpus_in_a_scenario_file_conflicting_names_its_line(capsys, tmp_path
     scenario.write_text("[cluster]\nnum_gpus = 64\n")
     code, out, err = run(capsys, "plan", str(scenario), "--format", "json")
     assert code == 0 and json.loads(out)["design"]["num_nodes"] == 8
+
+
+@pytest.mark.parametrize("command", ["plan", "train"])
+def test_a_job_that_never_finishes_is_infeasible(capsys, command):
+    """Issue 31: a GPU failure rate at its limit (1e6 per 1,000 GPU-days) leaves goodput 0; a run with a token
+    budget then divided by zero (exit 1). Now one line, exit 3: the job never finishes."""
+    code, out, err = run(capsys, command, "--set", 'workload.model="llama2-7b"', "--set", "workload.tokens=1e12",
+                         "--set", "reliability.failure_rates={gpu=1e6}")
+    assert code == 3 and out == "" and err.count("\n") == 1 and "the job never finishes" in err

@@ -224,3 +224,25 @@ def test_a_workload_config_json_is_sized(capsys, tmp_path):
     doc = json.loads(out)
     assert doc["question"]["model"] == "tiny-1b" and doc["fastest"]["mfu"] > 0
     assert doc["cheapest"]["cost_usd"] == min(row["cost_usd"] for row in doc["candidates"] if "cost_usd" in row)
+
+
+def test_a_run_past_the_calendar_is_dated_after_its_last_day(capsys):
+    """Issue 31: 1e16 tokens of Llama 2 70B on 32 GPUs end past the year 9999; that date was an
+    internal error (OverflowError, exit 1). It is now "after 9999-12-31", and nothing meets the deadline."""
+    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-70b", "--tokens", "1e16", "--gpu-types",
+                         "h100-sxm", "--fabrics", "ib-ndr400", "--max-gpus", "32", "--start", "2026-12-04",
+                         "--deadline", "2", "--format", "json")
+    assert code == 3 and "internal error" not in err
+    assert json.loads(out)["nearest"][0]["trained"] == "after 9999-12-31"
+
+
+def test_candidates_whose_job_never_finishes_are_excluded_for_failures(capsys):
+    """Issue 31: at a GPU failure rate of 1e6 per 1,000 GPU-days a job on 32 GPUs or more has goodput 0 and never
+    finishes: each such candidate is excluded with the reason "failures" (a ValueError, exit 1, before); on 8 and
+    16 GPUs goodput is tiny but positive and they stay modelled."""
+    code, out, err = run(capsys, "size", REFERENCE, "--model", "llama2-13b", "--tokens", "300B", *SMALL,
+                         "--set", "reliability.failure_rates={gpu=1e6}", "--format", "json")
+    assert "internal error" not in err
+    doc = json.loads(out)
+    assert {c["excluded_by"] for c in doc["candidates"] if c["num_gpus"] >= 32} == {"failures"}
+    assert doc["excluded"]["failures"] == 40 and doc["num_modelled"] == 16

@@ -12,7 +12,8 @@ from clusterplan.design.cabling import CableRun, Media, cable_runs
 from clusterplan.design.racks import Gear, RackLayout, lay_out, lay_out_domains
 from clusterplan.design.topology import Topology, fat_tree
 from clusterplan.errors import ConfigError
-from clusterplan.schema import FROZEN
+from clusterplan.limits import LIMITS
+from clusterplan.schema import FROZEN, check
 from clusterplan.spec import Spec, Staff, Storage
 
 
@@ -132,11 +133,23 @@ def storage_blocks(storage: Storage, tier: StorageTier, num_gpus: int) -> tuple[
         return storage.usable_tb, math.ceil(storage.usable_tb / tier.unit_capacity_tb), "storage.usable_tb"
     tb, rule = storage.tb_per_gpu * num_gpus, f"{storage.tb_per_gpu:,g} TB per GPU (storage.tb_per_gpu)"
     for_read = math.ceil(storage.read_Bps_per_gpu * num_gpus / tier.unit_read_Bps) if tb else 0
-    if for_read > math.ceil(tb / tier.unit_capacity_tb):
+    by_read = for_read > math.ceil(tb / tier.unit_capacity_tb)
+    if by_read:
         tb = for_read * tier.unit_capacity_tb
         rule = (f"{for_read:,} blocks to read {storage.read_Bps_per_gpu / 1e6:,g} MB/s per GPU "
                 "(storage.read_Bps_per_gpu), more than storage.tb_per_gpu needs")
+        _within_storage_limit(tb, "storage.read_Bps_per_gpu", f"{for_read:,} blocks of {tier.id} to read "
+                              f"{storage.read_Bps_per_gpu / 1e6:,g} MB/s per GPU x {num_gpus:,} GPUs hold")
+    _within_storage_limit(tb, "storage.tb_per_gpu", f"{storage.tb_per_gpu:,g} TB per GPU x {num_gpus:,} GPUs is")
     return tb, math.ceil(tb / tier.unit_capacity_tb), rule
+
+
+def _within_storage_limit(tb: float, key: str, what: str) -> None:
+    """The "auto" capacity stays within the limit an explicit ``storage.usable_tb`` has (docs/scenario.md): the
+    racks, the bill of materials and the exported rack list grow with it."""
+    most_tb = LIMITS["storage.usable_tb"][1]
+    check(tb <= most_tb, key, f"{what} {tb:,.0f} TB, more than the {most_tb:,.0f} TB of storage a scenario may "
+                              "have (the storage.usable_tb limit)")
 
 
 def resolve(spec: Spec, catalog: Catalog) -> Parts:

@@ -75,18 +75,64 @@ def lay_out_domains(domain: Gear, servers_per_domain: int, infrastructure: list[
 
 
 def _pack(infrastructure: list[Gear], *, budget_w: float, rack_units: int) -> list[float]:
-    """Infrastructure racks, first-fit by decreasing power within the budget and the units: each rack's draw."""
-    racks: list[list[float]] = []  # [power_w, units] per infrastructure rack
-    boxes = [(g.power_w, g.rack_units, g.name) for g in infrastructure for _ in range(g.count)]
-    for power_w, units, name in sorted(boxes, reverse=True):
+    """Infrastructure racks, first-fit by decreasing power within the budget and the units: each rack's draw.
+
+    First-fit puts the boxes of one kind into the earliest racks with room, one rack after the other, so racks
+    left in the same state stay alike: they are kept as runs of identical racks, and the work grows with the
+    kinds of gear, not the boxes (200,000 storage blocks cost what 20 do)."""
+    runs: list[tuple[float, int, int]] = []  # (power_w, units, racks) per run of identical infrastructure racks
+    kinds = sorted({(g.power_w, g.rack_units, g.name): 0 for g in infrastructure if g.count > 0}, reverse=True)
+    counts = {kind: sum(g.count for g in infrastructure if (g.power_w, g.rack_units, g.name) == kind)
+              for kind in kinds}
+    for power_w, units, name in kinds:
         if power_w > budget_w or units > rack_units:
             raise InfeasiblePlan(f"one {name} needs {power_w / 1e3:.1f} kW and {units}U, "
                                  f"a rack gives {budget_w / 1e3:.1f} kW and {rack_units}U")
-        for rack in racks:
-            if rack[0] + power_w <= budget_w and rack[1] + units <= rack_units:
-                rack[0] += power_w
-                rack[1] += units
-                break
-        else:
-            racks.append([power_w, units])
-    return [rack[0] for rack in racks]
+        box = _Box(power_w=power_w, units=units, budget_w=budget_w, rack_units=rack_units)
+        runs, left = _fill_runs(runs, box, counts[power_w, units, name])
+        while left:
+            placed, rack_w, rack_u = box.fill(0.0, 0, left)
+            full = left // placed
+            runs.append((rack_w, rack_u, full))
+            left -= full * placed
+    return [rack_w for rack_w, _, racks in runs for _ in range(racks)]
+
+
+@dataclass(**FROZEN)
+class _Box:
+    """One kind of box and the rack it must fit."""
+
+    power_w: float
+    units: int
+    budget_w: float
+    rack_units: int
+
+    def fill(self, rack_w: float, rack_u: int, most: int) -> tuple[int, float, int]:
+        """How many of these boxes (at most ``most``) a rack drawing ``rack_w`` over ``rack_u`` units still
+        takes, one at a time as first-fit adds them (the same sums, so the same rounding), and the rack after."""
+        if self.power_w == 0 and self.units == 0:
+            return most, rack_w, rack_u
+        placed = 0
+        while placed < most and rack_w + self.power_w <= self.budget_w and rack_u + self.units <= self.rack_units:
+            rack_w, rack_u, placed = rack_w + self.power_w, rack_u + self.units, placed + 1
+        return placed, rack_w, rack_u
+
+
+def _fill_runs(runs: list[tuple[float, int, int]], box: _Box, count: int) -> tuple[list[tuple[float, int, int]], int]:
+    """``count`` boxes into the existing runs of racks, earliest first; the runs after and the boxes left over."""
+    after: list[tuple[float, int, int]] = []
+    for rack_w, rack_u, racks in runs:
+        placed, full_w, full_u = box.fill(rack_w, rack_u, count)
+        if not placed:
+            after.append((rack_w, rack_u, racks))
+            continue
+        filled = min(racks, count // placed)
+        after.append((full_w, full_u, filled))
+        count -= filled * placed
+        if filled < racks and count:
+            _, part_w, part_u = box.fill(rack_w, rack_u, count)
+            after.append((part_w, part_u, 1))
+            filled, count = filled + 1, 0
+        if filled < racks:
+            after.append((rack_w, rack_u, racks - filled))
+    return [run for run in after if run[2]], count

@@ -172,7 +172,10 @@ def _base(spec: Spec, catalog: Catalog, asked: Question, built: Platform, fabric
     except (ConfigError, InfeasiblePlan):
         return None, "design", 0.0
     started = time.perf_counter()
-    job = training(candidate_spec, catalog, built, costs.cost_per_gpu_hour_usd, offers, top=1)
+    try:
+        job = training(candidate_spec, catalog, built, costs.cost_per_gpu_hour_usd, offers, top=1)
+    except InfeasiblePlan:   # goodput 0: interruptions take all of the job's time
+        return None, "failures", time.perf_counter() - started
     searched_s = time.perf_counter() - started
     if job.best is None or job.reliability is None:
         return None, "memory", searched_s

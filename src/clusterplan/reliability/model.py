@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from clusterplan.catalog import FailureRate
 from clusterplan.design import Design
-from clusterplan.errors import ConfigError
+from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.reliability.checkpoint import Checkpoint, Outcome, outcome, transfer_s
 from clusterplan.reliability.failures import DAY_S, Exposure, Interruptions, Spares, exposure, interruptions, spares
 from clusterplan.reliability.storage import StorageNeeds, read_need, size_burst_buffer
@@ -94,8 +94,15 @@ class Reliability:
 
 
 def wall_clock_s(useful_s: float, goodput: float) -> float:
-    """The wall-clock time of a run that needs ``useful_s`` of failure-free work: useful / goodput."""
+    """The wall-clock time of a run that needs ``useful_s`` of failure-free work: useful / goodput. At goodput 0
+    (interruptions come faster than a restart: failure rates near their limit) the run never ends."""
+    if not goodput > 0:
+        raise InfeasiblePlan(NEVER_ENDS)
     return useful_s / goodput
+
+
+NEVER_ENDS = ("the job never finishes: failures and restarts take all of its time (goodput 0%; "
+              "reliability.failure_rates, reliability.restart_overhead_min)")
 
 
 def goodput(settings: Settings, design: Design, rates: Sequence[FailureRate], *, model: str, params: int,

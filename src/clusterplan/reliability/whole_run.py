@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from clusterplan.errors import InfeasiblePlan
 from clusterplan.schema import FROZEN
 
 FORWARD_SHARE = 1 / 3      # a forward-only step: 2N of the 6N FLOPs per token of a training step
@@ -128,8 +129,11 @@ def whole_run(recipe: Recipe, *, steady_s: float, ramp_ratio_: float, long_conte
     evaluation_s = (useful_s * recipe.eval_steps / recipe.eval_interval_steps * FORWARD_SHARE
                     if recipe.eval_interval_steps else 0.0)
     lost = failure_waste + checkpoint_waste + recipe.pause_fraction
-    if not 0 <= lost < 1:
-        raise ValueError(f"wall-time losses must add up to less than 1, got {lost}")
+    if lost >= 1:   # failures, checkpoints and data pauses take all the wall time: goodput 0
+        raise InfeasiblePlan("the job never finishes: failures, checkpoints and data pauses take all of its time "
+                             "(reliability.failure_rates, reliability.checkpoint_interval_min)")
+    if not 0 <= lost:
+        raise ValueError(f"wall-time losses must not be negative, got {lost}")
     wall_s = (useful_s + evaluation_s) / (1 - lost)
     return WholeRun(steady_s=steady_s, ramp_s=ramp_s, long_context_s=long_s, evaluation_s=evaluation_s,
                     data_pause_s=wall_s * recipe.pause_fraction, failures_s=wall_s * failure_waste,

@@ -28,6 +28,9 @@ OWN_COST_RULE = ("cost = the money committed, which the budget is checked agains
 
 
 def _date(start: datetime.date, days: float) -> str:
+    """The day ``days`` after ``start``; past the calendar's last day (1e16 tokens on a few GPUs), "after" it."""
+    if not days < (datetime.date.max - start).days:
+        return f"after {datetime.date.max.isoformat()}"
     return (start + datetime.timedelta(days=days)).isoformat()
 
 

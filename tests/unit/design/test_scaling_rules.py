@@ -5,6 +5,7 @@ import math
 import pytest
 
 from clusterplan.design import design
+from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
 from clusterplan.spec import load_spec
 
@@ -59,3 +60,13 @@ def test_an_explicit_capacity_binds(catalog):
     result = plan(load_spec(overrides=["cluster.num_nodes=2048", "storage.usable_tb=200"]), catalog)
     assert result.design.storage_units == 1 and result.design.storage_rule == "storage.usable_tb"
     assert any("the 16,384 GPUs need 8,192 GB/s" in warning for warning in result.warnings)
+
+
+def test_auto_storage_at_the_limit_is_answered_and_past_it_is_bad_input(catalog):
+    """125 TB per GPU on 8,000 GPUs is the 1,000,000 TB an explicit storage.usable_tb may have: 4,000 blocks of
+    250 TB. A thousandth of a TB per GPU more is refused, naming storage.tb_per_gpu (issue 31)."""
+    built = design(load_spec(overrides=["cluster.num_nodes=1000", "storage.tb_per_gpu=125"]), catalog)
+    assert built.storage_tb == 1_000_000 and built.storage_units == 4_000
+    with pytest.raises(ConfigError, match="more than the 1,000,000 TB") as error:
+        design(load_spec(overrides=["cluster.num_nodes=1000", "storage.tb_per_gpu=125.001"]), catalog)
+    assert error.value.key == "storage.tb_per_gpu"

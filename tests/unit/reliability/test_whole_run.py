@@ -2,6 +2,7 @@
 
 import pytest
 
+from clusterplan.errors import InfeasiblePlan
 from clusterplan.reliability.whole_run import Recipe, linear_ramp_batch_fraction, ramp_ratio, whole_run
 
 
@@ -41,7 +42,8 @@ def test_no_cause_is_the_steady_state():
 
 
 def test_losses_of_the_whole_wall_clock_are_refused():
-    with pytest.raises(ValueError, match="less than 1"):
+    """Losses of the whole wall clock: the run never ends, an infeasible plan (exit 3), not an internal error."""
+    with pytest.raises(InfeasiblePlan, match="never finishes"):
         whole_run(Recipe(pause_fraction=0.5), steady_s=1.0, ramp_ratio_=1.0, long_context_ratio=1.0,
                   failure_waste=0.3, checkpoint_waste=0.2)
 
