@@ -188,24 +188,23 @@ def nest_text(place: str, value: str) -> str:
 
 def check_nesting(folder: Path, place: str, depth: int, opener: str) -> None:
     """Nesting past 64 levels is exit 2 naming the key or file, whatever the depth (RecursionError before)."""
-    argv, name, names = NEST_PLACES[place]
     value = nested(depth, opener, toml=place in ("set", "scenario"))
-    if name:
-        (folder / name).write_text(nest_text(place, value))
-    code = run("nesting", [a.replace("{v}", value) for a in argv], folder, names=names)
-    assert depth <= 64 or code == 2, f"{place}: {depth} levels gave exit {code}"
-    if name:
-        (folder / name).unlink()
+    check_bounded(folder, place, "nesting", value, within=depth <= 64, what=f"{depth} levels")
 
 
 def check_digits(folder: Path, place: str, digits: int, sign: str) -> None:
     """A number of more than 100 digits is exit 2 naming it (Python's int-string limit, exit 1, before)."""
+    check_bounded(folder, place, "digits", sign + "7" * digits, within=digits <= 100, what=f"{digits} digits")
+
+
+def check_bounded(folder: Path, place: str, surface: str, value: str, *, within: bool, what: str) -> None:
+    """``value`` at ``place`` (on the command line, or in the file the place reads): any exit within the bound,
+    exit 2 past it."""
     argv, name, names = NEST_PLACES[place]
-    value = sign + "7" * digits
     if name:
         (folder / name).write_text(nest_text(place, value))
-    code = run("digits", [a.replace("{v}", value) for a in argv], folder, names=names)
-    assert digits <= 100 or code == 2, f"{place}: {digits} digits gave exit {code}"
+    code = run(surface, [a.replace("{v}", value) for a in argv], folder, names=names)
+    assert within or code == 2, f"{place}: {what} gave exit {code}"
     if name:
         (folder / name).unlink()
 
