@@ -133,3 +133,16 @@ def test_modules_stay_small(module):
     """No module over 400 lines (STYLE.md: small files)."""
     path = MODULES[module]
     assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+def test_owning_imports_no_training_workload():
+    """Owning (plan.ownership: the spare nodes of the reliability model) imports neither the training workload
+    (plan.workload) nor the model presets and Hugging Face reader it reads, which `clusterplan plan` without a
+    [workload] never runs (issue 30's start-up budget; benchmarks/plan_startup.py)."""
+    seen, todo = set(), ["clusterplan.plan.ownership"]
+    while todo:
+        module = todo.pop()
+        if module not in seen and module in GRAPH:
+            seen.add(module)
+            todo.extend(GRAPH[module][0])
+    assert not seen & {"clusterplan.plan.workload", "clusterplan.perf.presets", "clusterplan.perf.hf"}

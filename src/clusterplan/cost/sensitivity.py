@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from clusterplan.cost.cloud import billed_gpu_hours_per_year, breakeven_months
-from clusterplan.cost.tco import (book_value_usd, delivered_gpu_hours_per_year, opex_lines_usd_per_year,
-                                  support_usd_per_year, total_cost_of_ownership_usd, usd_per_gpu_hour)
+from clusterplan.cost.tco import (delivered_gpu_hours_per_year, opex_lines_usd_per_year, owned_support_usd_per_year,
+                                  residual_usd, total_cost_of_ownership_usd, usd_per_gpu_hour)
 from clusterplan.errors import ConfigError
 from clusterplan.schema import FROZEN
 
@@ -182,14 +182,12 @@ def evaluate(model: Model, theta: np.ndarray) -> dict[str, np.ndarray]:
     capex = theta @ np.asarray(model.capex_weights)
     upfront = capex + theta @ np.asarray(model.one_off_weights)
     by_category = {category: theta @ np.asarray(weights) for category, weights in model.category_weights.items()}
-    flat = rate("finance.maintenance_fraction_per_year")
-    support = np.where(flat > 0, capex * flat, sum(
-        (support_usd_per_year(capex_usd=by_category[category], rate=rate("finance.support_fraction_per_year"),
-                              start_years=start, span_years=model.years) for category, start, _ in model.assets),
-        np.zeros(len(theta))))
-    residual = rate("finance.resale_fraction") * sum(
-        (book_value_usd(capex_usd=by_category[category], life_years=rate(life), age_years=model.years)
-         for category, _, life in model.assets), np.zeros(len(theta)))
+    support = owned_support_usd_per_year(
+        by_category, {category: start for category, start, _ in model.assets},
+        rate=rate("finance.support_fraction_per_year"), flat=rate("finance.maintenance_fraction_per_year"),
+        span_years=model.years)
+    residual = residual_usd(by_category, {category: rate(life) for category, _, life in model.assets},
+                            resale=rate("finance.resale_fraction"), years=model.years) + np.zeros(len(theta))
     software = theta @ np.asarray(model.licence_weights) if model.licence_weights else 0.0
     opex = sum(opex_lines_usd_per_year(
         typical_power_w=model.typical_power_w, power_w=model.power_w, pue=rate("facility.pue"),

@@ -55,6 +55,32 @@ def book_value_usd(*, capex_usd: Amount, life_years: Amount, age_years: Amount) 
     return capex_usd * np.maximum(0.0, 1.0 - age_years / life_years)
 
 
+def owned_support_usd_per_year(by_category: Mapping[str, Amount], starts: Mapping[str, float], *, rate: Amount,
+                               flat: Amount, span_years: Amount | Mapping[str, Amount]) -> Amount:
+    """Support a year, averaged over ``span_years`` (one span, or one per category): ``flat`` x all capex when
+    ``flat`` > 0 (finance.maintenance_fraction_per_year), else each class's contract of ``rate`` x its capex from
+    its start (``starts``: category -> support start in years)."""
+    spans = span_years if isinstance(span_years, Mapping) else dict.fromkeys(starts, span_years)
+    contracts = sum(support_usd_per_year(capex_usd=by_category.get(category, 0.0), rate=rate, start_years=start,
+                                         span_years=spans[category]) for category, start in starts.items())
+    support = np.where(np.asarray(flat) > 0, sum(by_category.values()) * flat, contracts)
+    return float(support) if support.ndim == 0 else support
+
+
+def residual_by_category_usd(by_category: Mapping[str, Amount], lives: Mapping[str, Amount], *, resale: Amount,
+                             years: Amount) -> dict[str, Amount]:
+    """Resale fraction x straight-line book value at ``years`` of each class (``lives``: category -> life)."""
+    return {category: resale * book_value_usd(capex_usd=by_category.get(category, 0.0), life_years=life,
+                                              age_years=years) for category, life in lives.items()}
+
+
+def residual_usd(by_category: Mapping[str, Amount], lives: Mapping[str, Amount], *, resale: Amount,
+                 years: Amount) -> Amount:
+    """What the hardware is worth at ``years``: resale fraction x the classes' book values summed."""
+    return resale * sum(book_value_usd(capex_usd=by_category.get(category, 0.0), life_years=life, age_years=years)
+                        for category, life in lives.items())
+
+
 def capital_recovery_factor(rate: Amount, life_years: Amount) -> Amount:
     """The level yearly charge per dollar invested that repays it with interest ``rate`` over ``life_years``
     (depreciation plus cost of capital); 1 / life at a zero rate."""
@@ -165,6 +191,22 @@ class Ownership:
     def server_life_years(self) -> float:
         return self.terms("compute").life_years
 
+    @property
+    def support_starts(self) -> dict[str, float]:
+        """Category -> the year its support contract starts."""
+        return {terms.category: terms.support_start_years for terms in self.assets}
+
+    @property
+    def lives(self) -> dict[str, float]:
+        """Category -> its economic life in years."""
+        return {terms.category: terms.life_years for terms in self.assets}
+
+    def support_usd_per_year(self, by_category: Mapping[str, Amount], span_years: Amount | Mapping[str, Amount]
+                             ) -> Amount:
+        """The scenario's support rule over ``span_years`` (``owned_support_usd_per_year``)."""
+        return owned_support_usd_per_year(by_category, self.support_starts, rate=self.support_fraction_per_year,
+                                          flat=self.maintenance_fraction_per_year, span_years=span_years)
+
 
 def licence_usd_per_year(charge: LicenceCharge, span_years: Amount, price_usd: Amount | None = None) -> Amount:
     """``charge`` averaged over ``span_years``: nothing in its bundled years."""
@@ -220,15 +262,15 @@ class Costs:
 
     def residual_by_category(self) -> dict[str, float]:
         """Resale fraction x straight-line book value of each class at the horizon."""
-        by_category = self.capex_by_category()
-        return {terms.category: float(self.ownership.resale_fraction * book_value_usd(
-                    capex_usd=by_category.get(terms.category, 0.0), life_years=terms.life_years,
-                    age_years=self.years)) for terms in self.ownership.assets}
+        return {category: float(value) for category, value in residual_by_category_usd(
+            self.capex_by_category(), self.ownership.lives, resale=self.ownership.resale_fraction,
+            years=self.years).items()}
 
     @property
     def residual_usd(self) -> float:
         """What the hardware is worth at the horizon, credited in TCO and NPV."""
-        return sum(self.residual_by_category().values())
+        return float(residual_usd(self.capex_by_category(), self.ownership.lives,
+                                  resale=self.ownership.resale_fraction, years=self.years))
 
     @property
     def tco_usd(self) -> float:
@@ -260,14 +302,11 @@ class Costs:
         server_life = own.server_life_years
         depreciation = self.one_off_usd / server_life
         capital = self.one_off_usd * capital_recovery_factor(rate, server_life)
-        support = 0.0
         for terms in own.assets:
             capex = by_category.get(terms.category, 0.0)
             depreciation += capex / terms.life_years
             capital += capex * capital_recovery_factor(rate, terms.life_years)
-            support += float(capex * own.maintenance_fraction_per_year if own.maintenance_fraction_per_year else
-                             support_usd_per_year(capex_usd=capex, rate=own.support_fraction_per_year,
-                                                  start_years=terms.support_start_years, span_years=terms.life_years))
+        support = float(own.support_usd_per_year(by_category, own.lives))
         opex = self.opex_usd_per_year
         return {"depreciation": depreciation, "cost_of_capital": float(capital - depreciation),
                 "electricity": opex["electricity"], "colocation": opex["colocation"], "support": support,
@@ -286,15 +325,6 @@ class Costs:
                                     month=month)
 
 
-def horizon_support_usd(by_category: Mapping[str, Amount], ownership: Ownership, years: int) -> Amount:
-    """Support over the horizon, a year on average: the flat fraction of all capex, or each class's contract."""
-    if ownership.maintenance_fraction_per_year:
-        return sum(by_category.values()) * ownership.maintenance_fraction_per_year
-    rate = ownership.support_fraction_per_year
-    return sum(support_usd_per_year(capex_usd=by_category.get(t.category, 0.0), rate=rate,
-                                    start_years=t.support_start_years, span_years=years) for t in ownership.assets)
-
-
 def costs(design: Design, ownership: Ownership, *, electricity_usd_per_kwh: float, colocation_usd_per_kw_month: float,
           ops_engineers: float, setup_engineers: float, setup_months: float, loaded_cost_usd_per_year: float,
           years: int, discount_rate: float, utilization: float, sales_tax: float = 0.0) -> Costs:
@@ -305,7 +335,7 @@ def costs(design: Design, ownership: Ownership, *, electricity_usd_per_kwh: floa
     opex = opex_lines_usd_per_year(
         typical_power_w=design.it_typical_power_w, power_w=design.it_power_w, pue=design.pue,
         electricity_usd_per_kwh=electricity_usd_per_kwh, colocation_usd_per_kw_month=colocation_usd_per_kw_month,
-        support_usd=horizon_support_usd(by_category, ownership, years), ops_engineers=ops_engineers,
+        support_usd=ownership.support_usd_per_year(by_category, years), ops_engineers=ops_engineers,
         loaded_cost_usd_per_year=loaded_cost_usd_per_year,
         software_usd=sum(licence_usd_per_year(charge, years) for charge in ownership.licences),
         financing_usd=loan_interest_usd(principal_usd=capex, rate=ownership.loan_rate,

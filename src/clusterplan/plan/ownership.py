@@ -14,8 +14,8 @@ from clusterplan.cost.bom import Extras, Network
 from clusterplan.cost.tco import AssetTerms, LicenceCharge, Ownership
 from clusterplan.design import Design
 from clusterplan.errors import CatalogError, ConfigError
-from clusterplan.plan.reliability import reliability_settings, scenario_rates
-from clusterplan.reliability.failures import exposure, interruptions, spares
+from clusterplan.plan.reliability_inputs import reliability_settings, scenario_rates
+from clusterplan.reliability.failures import cluster_spares
 from clusterplan.spec import Spec
 
 # The networks beside the fabric (catalog ids; the DGX SuperPOD reference architecture's choices): two front-end
@@ -87,12 +87,9 @@ def licence_entry(catalog: Catalog, entry_id: str, key: str) -> Licence:
 def recommended_spares(spec: Spec, catalog: Catalog, built: Design) -> int:
     """The reliability model's spare nodes for the whole cluster (reliability/failures.py): enough to cover the
     nodes in repair with probability ``reliability.spare_confidence``."""
-    job = exposure(num_gpus=built.num_gpus, gpus_per_node=built.gpus_per_node, nics_per_node=built.nics_per_node,
-                   cluster_nodes=built.num_nodes, cluster_switches=built.topology.num_switches,
-                   cluster_fabric_links=built.topology.num_switch_links)
     settings = reliability_settings(spec)
-    found = interruptions(scenario_rates(spec, catalog), job)
-    return spares(found, repair_s=settings.repair_s, confidence=settings.spare_confidence).spare_nodes
+    return cluster_spares(scenario_rates(spec, catalog), built, repair_s=settings.repair_s,
+                          confidence=settings.spare_confidence)
 
 
 def extras(spec: Spec, catalog: Catalog, built: Design) -> Extras:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterplan.catalog import Catalog, FailureRate
+from clusterplan.catalog import Catalog
 from clusterplan.checks import reliability_checks
 from clusterplan.design import Design, design
 from clusterplan.perf.model import Transformer
+from clusterplan.plan.reliability_inputs import reliability_settings, scenario_rates
 from clusterplan.plan.scenario import priced
 from clusterplan.plan.workload import job_gpus, workload_model
-from clusterplan.reliability import Reliability, Settings, by_job_size, failure_rates, goodput
+from clusterplan.reliability import Reliability, by_job_size, goodput
 from clusterplan.schema import FROZEN
 from clusterplan.spec import Spec
 
@@ -26,24 +27,6 @@ class ReliabilityResult:
     job: Reliability
     sizes: tuple[Reliability, ...]
     warnings: tuple[str, ...]
-
-
-def reliability_settings(spec: Spec) -> Settings:
-    """What the reliability model reads of ``[reliability]`` and ``[storage]``, in seconds."""
-    chosen = spec.reliability
-    return Settings(days=chosen.days, interval_s=chosen.checkpoint_interval_min * 60,
-                    async_checkpoint=chosen.async_checkpoint, checkpoint_metadata_s=chosen.checkpoint_metadata_s,
-                    checkpoint_bytes_per_param=chosen.checkpoint_bytes_per_param,
-                    checkpoints_kept=chosen.checkpoints_kept, dataset_tb=chosen.dataset_tb,
-                    bytes_per_token=chosen.bytes_per_token, read_Bps_per_gpu=spec.storage.read_Bps_per_gpu,
-                    detect_s=chosen.detect_min * 60, restart_overhead_s=chosen.restart_overhead_min * 60,
-                    repair_s=chosen.repair_hours * 3600, spare_confidence=chosen.spare_confidence,
-                    target_overhead=chosen.target_overhead)
-
-
-def scenario_rates(spec: Spec, catalog: Catalog) -> tuple[FailureRate, ...]:
-    """The scenario's failure causes from ``catalog``, with its rate overrides."""
-    return failure_rates(catalog, spec.reliability.failures, spec.reliability.failure_rates)
 
 
 def job_reliability(spec: Spec, catalog: Catalog, built: Design, model: Transformer, num_gpus: int, *,

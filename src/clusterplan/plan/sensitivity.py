@@ -15,7 +15,7 @@ import numpy as np
 
 from clusterplan.catalog import Catalog, Priced
 from clusterplan.cost import breakeven_month, cloud_cost
-from clusterplan.cost.tco import loan_interest_usd, years_after
+from clusterplan.cost.tco import licence_usd_per_year, loan_interest_usd
 from clusterplan.cost.sensitivity import (MAX_SAMPLES, RATES, Input, Model, Outcome, Sensitivity, monte_carlo,
                                           spread_input, tornado)
 from clusterplan.errors import ConfigError
@@ -82,7 +82,7 @@ def model(spec: Spec, catalog: Catalog, *, offer: str | None = None) -> Model:
     for line in owned.one_off:
         if line.catalog_id:
             add(_price_input(catalog, line.catalog_id), one_off=line.quantity)
-    licences = {charge.licence: charge.units * float(years_after(charge.bundled_years, years)) / years
+    licences = {charge.licence: float(licence_usd_per_year(charge, years, price_usd=1.0))   # units x share charged
                 for charge in owned.ownership.licences}
     for licence in licences:
         add(_price_input(catalog, licence))

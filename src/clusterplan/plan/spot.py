@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from clusterplan.catalog import Catalog, CloudOffer, FailureRate
 from clusterplan.design import Design
 from clusterplan.perf.model import Transformer
-from clusterplan.plan.reliability import reliability_settings, scenario_rates
+from clusterplan.plan.reliability_inputs import reliability_settings, scenario_rates
 from clusterplan.reliability import goodput
 from clusterplan.spec import Spec
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from clusterplan.catalog import Catalog, FailureRate
+from clusterplan.design import Design
 from clusterplan.errors import CatalogError
 from clusterplan.schema import FROZEN
 
@@ -141,6 +142,32 @@ def spares(found: Interruptions, *, repair_s: float, confidence: float) -> Spare
     mean = found.repair_per_day / DAY_S * repair_s
     return Spares(nodes_in_repair=mean, spare_nodes=poisson_quantile(mean, confidence), confidence=confidence,
                   repair_s=repair_s)
+
+
+@dataclass(**FROZEN)
+class JobFailures:
+    """A job's components on a design, the interruptions its failure causes give, and the spares they need."""
+
+    job: Exposure
+    interruptions: Interruptions
+    spares: Spares
+
+
+def job_failures(rates: Sequence[FailureRate], design: Design, *, num_gpus: int, repair_s: float,
+                 confidence: float) -> JobFailures:
+    """A job of ``num_gpus`` on ``design``: its exposure, each cause of ``rates`` striking it, and the spare
+    nodes that cover its repairs with probability ``confidence``."""
+    job = exposure(num_gpus=num_gpus, gpus_per_node=design.gpus_per_node, nics_per_node=design.nics_per_node,
+                   cluster_nodes=design.num_nodes, cluster_switches=design.topology.num_switches,
+                   cluster_fabric_links=design.topology.num_switch_links)
+    found = interruptions(rates, job)
+    return JobFailures(job=job, interruptions=found, spares=spares(found, repair_s=repair_s, confidence=confidence))
+
+
+def cluster_spares(rates: Sequence[FailureRate], design: Design, *, repair_s: float, confidence: float) -> int:
+    """The spare nodes the whole of ``design`` needs (a job on every GPU)."""
+    return job_failures(rates, design, num_gpus=design.num_gpus, repair_s=repair_s,
+                        confidence=confidence).spares.spare_nodes
 
 
 def poisson_quantile(mean: float, probability: float) -> int:

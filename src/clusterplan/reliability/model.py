@@ -17,7 +17,7 @@ from clusterplan.catalog import FailureRate
 from clusterplan.design import Design
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.reliability.checkpoint import Checkpoint, Outcome, outcome, transfer_s
-from clusterplan.reliability.failures import DAY_S, Exposure, Interruptions, Spares, exposure, interruptions, spares
+from clusterplan.reliability.failures import DAY_S, Exposure, Interruptions, Spares, job_failures
 from clusterplan.reliability.storage import StorageNeeds, read_need, size_burst_buffer
 from clusterplan.schema import FROZEN
 
@@ -120,10 +120,9 @@ def goodput(settings: Settings, design: Design, rates: Sequence[FailureRate], *,
                           f"GPUs, got {num_gpus}", key="workload.gpus")
     if design.storage_units == 0:
         raise ConfigError("the cluster has no storage to checkpoint to", key="storage.usable_tb")
-    job = exposure(num_gpus=num_gpus, gpus_per_node=design.gpus_per_node, nics_per_node=design.nics_per_node,
-                   cluster_nodes=design.num_nodes, cluster_switches=design.topology.num_switches,
-                   cluster_fabric_links=design.topology.num_switch_links)
-    found = interruptions(rates, job)
+    failures = job_failures(rates, design, num_gpus=num_gpus, repair_s=settings.repair_s,
+                            confidence=settings.spare_confidence)
+    job, found = failures.job, failures.interruptions
     size = params * settings.checkpoint_bytes_per_param
     checkpoint_at, write_Bps = _checkpoints(settings, design, job, size)
 
@@ -135,8 +134,7 @@ def goodput(settings: Settings, design: Design, rates: Sequence[FailureRate], *,
     needs = _storage(settings, design, job, size, result, run, tokens=tokens, tokens_per_s=tokens_per_s)
     days = settings.days if useful_s is None else wall_clock_s(useful_s, result.goodput) / DAY_S
     return Reliability(model=model, params=params, job=job, days=days, interruptions=found,
-                       spares=spares(found, repair_s=settings.repair_s, confidence=settings.spare_confidence),
-                       checkpoint=checkpoint, outcome=result, storage=needs)
+                       spares=failures.spares, checkpoint=checkpoint, outcome=result, storage=needs)
 
 
 def _checkpoints(settings: Settings, design: Design, job: Exposure, size: float

@@ -4,6 +4,7 @@ tax, the loan, the dating rule of the catalog and the stale-price warning."""
 
 import datetime as dt
 
+import numpy as np
 import pytest
 
 from clusterplan.catalog import load_catalog, parse_family
@@ -11,7 +12,7 @@ from clusterplan.catalog.entries import Priced
 from clusterplan.cli.main import main
 from clusterplan.cost.bom import network_size
 from clusterplan.cost.tco import (HOURS_PER_YEAR, book_value_usd, capital_recovery_factor, loan_interest_usd,
-                                  support_usd_per_year)
+                                  owned_support_usd_per_year, residual_usd, support_usd_per_year)
 from clusterplan.errors import CatalogError
 from clusterplan.plan import plan
 from clusterplan.plan.ownership import observed, stale_prices
@@ -24,6 +25,29 @@ def test_support_starts_when_the_warranty_ends():
     assert support_usd_per_year(capex_usd=1e6, rate=0.1, start_years=3, span_years=3) == 0
     assert support_usd_per_year(capex_usd=1e6, rate=0.1, start_years=3, span_years=5) == pytest.approx(40_000)
     assert support_usd_per_year(capex_usd=1e6, rate=0.1, start_years=0, span_years=3) == pytest.approx(100_000)
+
+
+def test_support_rule_over_the_classes_flat_or_per_class_for_floats_and_arrays():
+    """Compute $1M from year 3, network $0.5M from year 1, 10 % a year over 5 years: 1M x 0.1 x 2/5 + 0.5M x 0.1
+    x 4/5 = 40K + 40K = $80K a year; a flat 2 % replaces it: 2 % of $1.5M = $30K. Each class's own span (the
+    economic cost): compute over 4 years 1M x 0.1 x 1/4 = 25K, network over 2 years 0.5M x 0.1 x 1/2 = 25K."""
+    capex, starts = {"compute": 1e6, "network": 5e5}, {"compute": 3.0, "network": 1.0}
+    assert owned_support_usd_per_year(capex, starts, rate=0.1, flat=0.0, span_years=5) == pytest.approx(80_000)
+    assert owned_support_usd_per_year(capex, starts, rate=0.1, flat=0.02, span_years=5) == pytest.approx(30_000)
+    assert owned_support_usd_per_year(capex, starts, rate=0.1, flat=0.0,
+                                      span_years={"compute": 4, "network": 2}) == pytest.approx(50_000)
+    sampled = owned_support_usd_per_year(capex, starts, rate=np.array([0.1, 0.1]), flat=np.array([0.0, 0.02]),
+                                         span_years=5)
+    assert sampled == pytest.approx([80_000, 30_000])
+
+
+def test_residual_is_resale_times_the_book_values():
+    """Compute $1M over 5 years and network $0.5M over 2 years, at year 3: book values $400K and $0; at 50 %
+    resale $200K, and per sample for arrays of lives."""
+    capex = {"compute": 1e6, "network": 5e5}
+    assert residual_usd(capex, {"compute": 5, "network": 2}, resale=0.5, years=3) == pytest.approx(200_000)
+    lives = {"compute": np.array([5.0, 6.0]), "network": np.array([2.0, 6.0])}
+    assert residual_usd(capex, lives, resale=0.5, years=3) == pytest.approx([200_000, 250_000 + 125_000])
 
 
 def test_straight_line_book_value_and_capital_recovery():

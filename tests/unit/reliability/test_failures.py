@@ -7,8 +7,9 @@ import pytest
 
 from clusterplan.catalog import FailureRate, parse_family
 from clusterplan.errors import CatalogError, ConfigError
-from clusterplan.reliability.failures import (Exposure, exposure, failure_rates, interruptions, poisson_quantile,
-                                              spares)
+from clusterplan.design import design
+from clusterplan.reliability.failures import (Exposure, cluster_spares, exposure, failure_rates, interruptions,
+                                              job_failures, poisson_quantile, spares)
 
 
 def rate(cause_id, scope, per_1000, repair=True):
@@ -100,6 +101,21 @@ def test_spares_cover_the_nodes_in_repair():
     cover = spares(found, repair_s=48 * 3600, confidence=0.99)
     assert cover.nodes_in_repair == pytest.approx(1.0)
     assert cover.spare_nodes == 4
+
+
+def test_cluster_spares_follow_the_chain_on_every_gpu(reference, catalog):
+    """A GPU cause of 500 / GPUs per 1,000 GPU-days strikes the whole cluster 0.5 times a day: 48 h repairs keep
+    1.0 node out, 4 spares at 99 % (as above); a job on half the GPUs sees half: 0.5 nodes out, 3 spares."""
+    built = design(reference, catalog)
+    causes = [rate("g", "gpu", 500 / built.num_gpus)]
+    assert cluster_spares(causes, built, repair_s=48 * 3600, confidence=0.99) == 4
+    half = job_failures(causes, built, num_gpus=built.num_gpus // 2, repair_s=48 * 3600, confidence=0.99)
+    assert half.job == exposure(num_gpus=built.num_gpus // 2, gpus_per_node=built.gpus_per_node,
+                                nics_per_node=built.nics_per_node, cluster_nodes=built.num_nodes,
+                                cluster_switches=built.topology.num_switches,
+                                cluster_fabric_links=built.topology.num_switch_links)
+    assert half.spares.nodes_in_repair == pytest.approx(0.5)
+    assert half.spares.spare_nodes == poisson_quantile(0.5, 0.99) == 3
 
 
 def test_catalog_causes_and_overrides(catalog):
