@@ -2,9 +2,10 @@
 
 Python's parsers recurse once per nested ``[`` or ``{`` (500 of them exhaust the interpreter's stack) and
 refuse integers of more than 4,300 digits with a bare ``ValueError``. Every text clusterplan parses (a
-scenario, a ``--set`` value, a model's config.json, measured and calibration files, a Philly job log) goes
-through ``parse_toml`` or ``parse_json``: nesting past ``MAX_DEPTH`` or a number of more than ``MAX_DIGITS``
-digits is a ``ConfigError`` naming the source, key and line, raised before the parser runs.
+scenario, a ``--set`` value, a model's config.json, measured and calibration files, a Philly job log, the live
+server's request bodies and overrides) goes through ``parse_toml`` or ``parse_json``: nesting past
+``MAX_DEPTH`` or a number of more than ``MAX_DIGITS`` digits is a ``ConfigError`` naming the source, key and
+line, raised before the parser runs.
 """
 
 from __future__ import annotations

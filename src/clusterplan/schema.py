@@ -210,7 +210,7 @@ def file_values(value: Any, prefix: str = "") -> dict[str, str]:
     found: dict[str, str] = {}
     for field in dataclasses.fields(value):
         item, key = getattr(value, field.name), f"{prefix}{field.name}"
-        if "file" in field.metadata and item and not _generated(item, field.metadata["file"]):
+        if "file" in field.metadata and item and not generated(item, field.metadata["file"]):
             found[key] = item
         elif dataclasses.is_dataclass(item):
             found |= file_values(item, f"{key}.")
@@ -229,5 +229,6 @@ def file_keys(cls: type, prefix: str = "") -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _generated(value: str, generated: str) -> bool:
-    return bool(generated) and (value == generated or value.startswith(f"{generated}:"))
+def generated(value: str, kind: str) -> bool:
+    """Whether ``value`` asks for generated input of ``kind``: it is ``kind`` or starts with ``kind:``."""
+    return bool(kind) and (value == kind or value.startswith(f"{kind}:"))

@@ -22,7 +22,7 @@ from clusterplan.files import read_input_text
 from clusterplan.jobs import ReliabilitySettings, Size, Workload
 from clusterplan.limits import FAILURE_RATE_LIMIT, LIMITS, PRICE_LIMIT_USD, within
 from clusterplan.parsing import parse_toml
-from clusterplan.schema import FROZEN, build, check, file_path, locator, non_negative, positive, unit
+from clusterplan.schema import FROZEN, build, check, file_path, generated, locator, non_negative, positive, unit
 from clusterplan.verdicts import AcceptThresholds
 
 TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -112,12 +112,20 @@ class Staff:
         positive(self.gpus_per_engineer, "gpus_per_engineer")
 
 
+SYNTHETIC = "synthetic"   # finance.utilization_from_trace's generated trace: "synthetic[:key=value,...]"
+
+
+def synthetic_trace(trace: str) -> bool:
+    """Whether ``trace`` asks for a generated (synthetic) trace rather than naming a trace file."""
+    return generated(trace, SYNTHETIC)
+
+
 @dataclass(**FROZEN)
 class Finance:
     years: int
     utilization: float
     discount_rate: float
-    utilization_from_trace: str = file_path(generated="synthetic")   # a job trace whose replay sets the
+    utilization_from_trace: str = file_path(generated=SYNTHETIC)   # a job trace whose replay sets the
     # utilization ("" = use utilization)
     utilization_policy: str = "easy"   # the scheduling policy of that replay
     # Owning (docs/cost.md): licences switched on by catalog id, the fabric's subnet manager, support after the
@@ -261,7 +269,7 @@ def load_scenario(path: str | Path | None = None, overrides: Sequence[str] = ())
         user = _parse(text, str(path))
         _merge(table, user, origins, (str(path), locator(text)))
     for override in overrides:
-        key, value = _parse_override(override)
+        key, value = parse_override(override)
         section, _, name = key.partition(".")
         target = table.setdefault(section, {})
         if not isinstance(target, dict):
@@ -353,8 +361,9 @@ def _bare_word(text: str, line: int | None) -> str | None:
     return f'{section}{key} = {word}: strings need quotes in TOML: "{word}"'
 
 
-def _parse_override(text: str) -> tuple[str, Any]:
-    """``section.key=value``; the value is read as TOML, else taken as a plain string."""
+def parse_override(text: str) -> tuple[str, Any]:
+    """``section.key=value`` (a ``--set``, or the live server's override); the value is read as TOML (bounded:
+    clusterplan/parsing.py), else taken as a plain string; a bad key or non-UTF-8 value is a ``ConfigError``."""
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not re.fullmatch(r"[A-Za-z_][\w-]*\.[\w.\"-]+", key):

@@ -228,3 +228,14 @@ def test_num_gpus_on_the_command_line_wins_over_a_files_num_nodes(tmp_path):
     assert load_spec(gpus, ["cluster.num_nodes=4"]).cluster.num_nodes == 4
     with pytest.raises(ConfigError, match="1,024 GPUs conflict with cluster.num_nodes = 16"):
         load_spec(None, ["cluster.num_gpus=1024", "cluster.num_nodes=16"])
+
+
+def test_synthetic_trace_is_one_predicate():
+    """finance.utilization_from_trace asks for a generated trace when it is "synthetic" or "synthetic:..." (the
+    predicate the planner, the live server's budget and the file guard share); anything else names a file."""
+    from clusterplan.schema import file_values
+    from clusterplan.spec import load_spec, synthetic_trace
+    assert synthetic_trace("synthetic") and synthetic_trace("synthetic:jobs=100,load=0.5")
+    assert not synthetic_trace("synthetic.csv") and not synthetic_trace("") and not synthetic_trace("traces/synthetic")
+    spec = load_spec(overrides=['finance.utilization_from_trace="synthetic:jobs=10"'])
+    assert "finance.utilization_from_trace" not in file_values(spec)

@@ -32,6 +32,26 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
                         help="override a scenario key (repeatable)")
 
 
+GPUS_KEY = "cluster.num_gpus"   # what --gpus sets, in plan, train and reliability
+
+
+def add_gpus_option(parser: argparse.ArgumentParser, text: str) -> None:
+    """``--gpus N``: the cluster's size in GPUs (``cluster.num_gpus``), as plan, train and reliability read it."""
+    parser.add_argument("--gpus", type=int, metavar="N", help=text)
+
+
+def scenario_overrides(args: argparse.Namespace) -> list[str]:
+    """The ``--set`` overrides, then ``--gpus`` as ``cluster.num_gpus`` where it is given."""
+    return [*args.overrides, *([f"{GPUS_KEY}={args.gpus}"] if args.gpus is not None else [])]
+
+
+def named_gpus(error: ConfigError, args: argparse.Namespace) -> ConfigError:
+    """An error about ``cluster.num_gpus`` names ``--gpus`` where that flag set it; any other as it is."""
+    if error.key == GPUS_KEY and args.gpus is not None:
+        return ConfigError(error.message, key="--gpus")
+    return error
+
+
 def add_sweep_options(parser: argparse.ArgumentParser, *, default_min: str, default_max: str) -> None:
     """nccl-tests' size sweep: -b, -e, and -f or -i (binary K/M/G suffixes)."""
     parser.add_argument("-b", "--minbytes", default=default_min,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, emit_binary, write_json
+from clusterplan.cli.output import (add_gpus_option, add_output_options, add_scenario_options, emit, emit_binary,
+                                    named_gpus, scenario_overrides, write_json)
 from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError
 from clusterplan.plan import plan
@@ -18,19 +19,16 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("plan", help="bill of materials, TCO, cloud comparison and design checks",
                                  description="Design and price the cluster a scenario describes.")
     add_scenario_options(parser)
-    parser.add_argument("--gpus", type=int, metavar="N",
-                        help="cluster size in GPUs: cluster.num_gpus, the nodes derived from gpus_per_node")
+    add_gpus_option(parser, "cluster size in GPUs: cluster.num_gpus, the nodes derived from gpus_per_node")
     add_output_options(parser, ("table", "json", "csv", "xlsx", "md"))
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = [*args.overrides, *([f"cluster.num_gpus={args.gpus}"] if args.gpus is not None else [])]
     try:
-        scenario = load_scenario(args.scenario, overrides)
+        scenario = load_scenario(args.scenario, scenario_overrides(args))
     except ConfigError as error:
-        raise (ConfigError(error.message, key="--gpus") if error.key == "cluster.num_gpus" and args.gpus is not None
-               else error) from None
+        raise named_gpus(error, args) from None
     with scenario.located():
         document = plan_document(plan(scenario.spec, today=today()))
     if args.format == "json":

@@ -6,7 +6,8 @@ import argparse
 import math
 from dataclasses import replace
 
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.cli.output import (add_gpus_option, add_output_options, add_scenario_options, emit, named_gpus,
+                                    scenario_overrides, write_json)
 from clusterplan.errors import ConfigError
 from clusterplan.plan.reliability import reliability
 from clusterplan.report.reliability import reliability_document, render_reliability
@@ -20,8 +21,7 @@ def add_parser(commands) -> None:
                     "Young's and Daly's intervals, goodput, spare nodes and storage for the scenario's "
                     "[workload] (default model: llama2-13b).")
     add_scenario_options(parser)
-    parser.add_argument("--gpus", type=int, metavar="N",
-                        help="cluster size in GPUs: cluster.num_gpus, as in plan and train")
+    add_gpus_option(parser, "cluster size in GPUs: cluster.num_gpus, as in plan and train")
     parser.add_argument("--job-gpus", dest="job_gpus", type=int, metavar="N",
                         help="GPUs the job uses, whole nodes (default: workload.gpus or all)")
     parser.add_argument("--days", type=float, help="length of the run in days (default: reliability.days)")
@@ -33,11 +33,9 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        scenario = load_scenario(args.scenario, [*args.overrides, *([f"cluster.num_gpus={args.gpus}"]
-                                                                   if args.gpus is not None else [])])
+        scenario = load_scenario(args.scenario, scenario_overrides(args))
     except ConfigError as error:
-        raise (ConfigError(error.message, key="--gpus") if error.key == "cluster.num_gpus" and args.gpus is not None
-               else error) from None
+        raise named_gpus(error, args) from None
     spec = _with_options(scenario.spec, args)
     with scenario.located():
         try:

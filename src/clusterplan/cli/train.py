@@ -6,7 +6,8 @@ import argparse
 import json
 
 from clusterplan.cli.inputs import measured_gemm_efficiency
-from clusterplan.cli.output import add_output_options, add_scenario_options, emit, write_json
+from clusterplan.cli.output import (add_gpus_option, add_output_options, add_scenario_options, emit, named_gpus,
+                                    scenario_overrides, write_json)
 from clusterplan.plan.ownership import today
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.names import PRECISIONS, RECOMPUTE
@@ -45,8 +46,9 @@ KEYS = {"job_gpus": "gpus"}        # a flag whose [workload] key has another nam
 
 def _named_by_flag(error: ConfigError, args: argparse.Namespace) -> ConfigError:
     """An error about a key that a flag set names the flag (``--model-config``, ``--gpus``), not ``--set``."""
-    if error.key == "cluster.num_gpus" and args.gpus is not None:
-        return ConfigError(error.message, key="--gpus")
+    named = named_gpus(error, args)
+    if named is not error:
+        return named
     section, _, name = error.key.partition(".")
     flag = next((flag for flag, key in KEYS.items() if key == name), name)
     if section != "workload" or getattr(args, flag, None) is None:
@@ -59,9 +61,8 @@ def add_parser(commands) -> None:
                                  description="Training step time, MFU, memory per GPU and time/cost to train "
                                              "for the scenario's [workload], on the planned cluster.")
     add_scenario_options(parser)
-    parser.add_argument("--gpus", type=int, metavar="N",
-                        help="cluster size in GPUs: cluster.num_gpus, as in plan (the job takes them all "
-                             "unless --job-gpus says)")
+    add_gpus_option(parser, "cluster size in GPUs: cluster.num_gpus, as in plan (the job takes them all "
+                            "unless --job-gpus says)")
     for flag, (kind, text) in FLAGS.items():
         parser.add_argument(f"--{flag.replace('_', '-')}", dest=flag, type=kind, help=text,
                             choices={"recompute": RECOMPUTE, "precision": PRECISIONS,
@@ -75,7 +76,7 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    overrides = [*args.overrides, *([f"cluster.num_gpus={args.gpus}"] if args.gpus is not None else [])]
+    overrides = scenario_overrides(args)
     for flag, (kind, _) in FLAGS.items():
         value = getattr(args, flag)
         if value is not None:

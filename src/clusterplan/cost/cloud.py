@@ -8,7 +8,8 @@
   shown and may be valued at a stated resale fraction (default none). Every command prices a run so.
 - Capacity is finite: an offer supplies at most ``max_gpus`` at once (``supplies``); spot capacity is
   reclaimed, so it is never the headline of a synchronous multi-node job or of a 24/7 cluster
-  (``headline``).
+  (``headline``). ``cloud_choice`` applies both once: the headline offer, the spot offer that supplies the
+  GPUs, and the offers short of capacity, which every command and view then prints.
 - Break-even: the first whole month at which renting has cost at least as
   much as owning (capex and one-off up front, opex month by month), in closed
   form for floats and numpy arrays alike (the sensitivity Monte Carlo calls it).
@@ -20,7 +21,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,6 +139,42 @@ def headline(offer: CloudOffer, *, num_gpus: int, always_on: bool) -> bool:
     """Whether ``offer`` may be the headline "cheapest cloud": it supplies the GPUs and is not interruptible
     capacity under a synchronous multi-node job or a 24/7 cluster."""
     return supplies(offer, num_gpus) and not interruptible_excluded(offer, num_gpus=num_gpus, always_on=always_on)
+
+
+def cheapest(costs_usd: Mapping[str, float], offers: Iterable[CloudOffer], num_gpus: int) -> CloudOffer | None:
+    """The offer of ``offers`` with the lowest cost in ``costs_usd`` among those that supply ``num_gpus`` at once
+    (the first on a tie); None where none does."""
+    able = [offer for offer in offers if offer.id in costs_usd and supplies(offer, num_gpus)]
+    return min(able, key=lambda offer: costs_usd[offer.id]) if able else None
+
+
+@dataclass(**FROZEN)
+class CloudChoice:
+    """The cloud lines of a result, chosen once (docs/cloud.md)."""
+
+    headline: str | None            # the cheapest offer that may be the headline "cheapest cloud"
+    spot: str | None                # the cheapest spot offer that supplies the GPUs, on its own line
+    short: Mapping[str, str]        # each offer that cannot supply the GPUs at once -> why
+    spot_headline: bool = False     # whether the spot offer may be the headline (a single-instance job)
+
+
+NO_CHOICE = CloudChoice(headline=None, spot=None, short={})
+
+
+def cloud_choice(costs_usd: Mapping[str, float], offers: Iterable[CloudOffer], *, num_gpus: int, always_on: bool,
+                 spot: bool = True) -> CloudChoice:
+    """Of ``offers`` priced in ``costs_usd`` (offer id -> cost, in the order ranked): the headline (``headline``:
+    it supplies the GPUs and is not spot under a synchronous multi-node job or a 24/7 cluster, ``always_on``),
+    the spot offer (``spot`` false: none, as where its goodput is unknown) and the offers short of capacity."""
+    by_id = {offer.id: offer for offer in offers}
+    ranked = [by_id[key] for key in costs_usd if key in by_id]
+    allowed = [offer for offer in ranked if not interruptible_excluded(offer, num_gpus=num_gpus, always_on=always_on)]
+    top = cheapest(costs_usd, allowed, num_gpus)
+    spot_offer = cheapest(costs_usd, [offer for offer in ranked if offer.pricing == "spot"], num_gpus) if spot else None
+    return CloudChoice(headline=top.id if top else None, spot=spot_offer.id if spot_offer else None,
+                       spot_headline=spot_offer is not None and spot_offer in allowed,
+                       short={key: f"capacity: {offer.max_gpus:,} GPUs at once" for key, offer in by_id.items()
+                              if not supplies(offer, num_gpus)})
 
 
 def breakeven_months(*, upfront_usd: Amount, opex_usd_per_year: Amount, rent_usd_per_year: Amount,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from clusterplan.catalog import Catalog, CloudOffer
 from clusterplan.checks import design_checks
 from clusterplan.cost import CloudCost, Costs, Hybrid, cloud_cost, costs, hybrid
-from clusterplan.cost.cloud import breakeven_month
+from clusterplan.cost.cloud import NO_CHOICE, CloudChoice, breakeven_month, cloud_choice
 from clusterplan.design import Design, design
 from clusterplan.errors import ConfigError
 from clusterplan.plan.ownership import ownership, stale_prices
@@ -41,6 +41,7 @@ class Plan:
     hybrid: Hybrid | None
     warnings: tuple[str, ...]
     training: Training | None = None   # when the scenario has a [workload]
+    cloud: CloudChoice = NO_CHOICE      # the headline offer of a 24/7 cluster (never spot) and those short of capacity
 
 
 def own(spec: Spec, catalog: Catalog) -> tuple[Design, Costs]:
@@ -100,8 +101,10 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10, today: dt.date | Non
         warnings = (*warnings, job.band.warning)
     if job is not None:
         warnings = (*warnings, *job.warnings)
+    chosen = cloud_choice({r.cost.offer.id: r.cost.total_usd for r in rentals}, [r.cost.offer for r in rentals],
+                          num_gpus=built.num_gpus, always_on=True, spot=False)
     return Plan(spec=spec, design=built, costs=owned, rentals=tuple(rentals), hybrid=burst, warnings=warnings,
-                training=job)
+                training=job, cloud=chosen)
 
 
 def compared_offers(spec: Spec, catalog: Catalog) -> tuple[list[CloudOffer], CloudOffer | None, str]:

@@ -11,7 +11,7 @@ from clusterplan.design import design
 from clusterplan.errors import ConfigError, InfeasiblePlan
 from clusterplan.limits import LIMITS, within
 from clusterplan.reliability import failure_rates
-from clusterplan.spec import Spec, reference_value
+from clusterplan.spec import Spec, reference_value, synthetic_trace
 
 if TYPE_CHECKING:   # sched/ is imported where a trace is replayed: a plan without one starts without it (issue 30)
     from clusterplan.sched.jobs import Trace
@@ -49,7 +49,7 @@ def read_jobs(trace: str, num_gpus: int, *, trace_format: str | None = None, ski
     from clusterplan.sched.synthetic import parse_workload, synthetic
     from clusterplan.sched.traces import read_trace
 
-    if trace == "synthetic" or trace.startswith("synthetic:"):
+    if synthetic_trace(trace):
         return synthetic(parse_workload(trace), num_gpus=num_gpus)
     return read_trace(trace, format=trace_format, skip_bad=skip_bad)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from clusterplan.catalog import Catalog, CloudOffer, LeadTime
 from clusterplan.cost import Costs
-from clusterplan.cost.cloud import interruptible_excluded, supplies
+from clusterplan.cost.cloud import cheapest, interruptible_excluded
 from clusterplan.perf.layout import Layout
 from clusterplan.plan.training import Training
 from clusterplan.schema import FROZEN
@@ -135,14 +135,14 @@ class Base:
 
     def cheapest(self, pricing: tuple[str, ...]) -> CloudOffer | str:
         """The offer of one of ``pricing`` with the lowest effective cost to train among those that supply the
-        GPUs at once; else why none: "no offer" or "capacity"."""
-        costs = self.job.effective_costs_usd
+        GPUs at once (cost/cloud.py ``cheapest``, the rule ``train``'s cloud lines are chosen by); else why none:
+        "no offer" or "capacity"."""
         chosen = [offer for offer in self.offers if offer.pricing in pricing or (pricing == ("reserved",)
                                                                                  and offer.term_years)]
-        able = [offer for offer in chosen if supplies(offer, self.num_gpus)]
-        if not able:
+        found = cheapest(self.job.effective_costs_usd, chosen, self.num_gpus)
+        if found is None:
             return "capacity" if chosen else "no offer"
-        return min(able, key=lambda offer: costs[offer.id])
+        return found
 
     def out(self, mode: str, reason: str) -> Candidate:
         return Candidate(gpu=self.gpu, num_gpus=self.num_gpus, fabric=self.fabric, mode=mode, reason=reason)

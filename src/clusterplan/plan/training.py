@@ -4,10 +4,10 @@ the time and cost to train, raw and effective (docs/training.md, docs/reliabilit
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from clusterplan.catalog import Catalog, CloudOffer
-from clusterplan.cost.cloud import Rented, rented
+from clusterplan.cost.cloud import NO_CHOICE, CloudChoice, Rented, cloud_choice, rented
 from clusterplan.design import Design
 from clusterplan.perf.evidence import Band, table, training_band
 from clusterplan.perf.model import Transformer
@@ -46,6 +46,7 @@ class Training:
     warnings: tuple[str, ...] = ()   # the job against the cluster's life and cost (training_warnings)
     whole_run: WholeRun | None = None   # the run's time by cause (docs/reliability.md#whole-run); None without tokens
     whole_run_band: Band | None = None  # what the causes leave unexplained on published whole runs (docs/evidence.md)
+    cloud: CloudChoice = NO_CHOICE   # the headline offer, the spot line's and those short of capacity (cloud_choice)
 
     @property
     def best(self) -> Prediction | None:
@@ -71,6 +72,11 @@ class Training:
         terms, cost/cloud.py ``rented``)."""
         return {key: self.rentals[key].total_usd if key in self.rentals
                 else usd / self.offer_goodputs.get(key, self.goodput) for key, usd in self.costs_usd.items()}
+
+    @property
+    def ranked_costs_usd(self) -> dict[str, float]:
+        """The costs the offers are ranked by: effective where the goodput is known, else raw."""
+        return self.effective_costs_usd if self.goodput is not None else dict(self.costs_usd)
 
     def cloud_cost_ranges(self, *, effective: bool) -> tuple[dict[str, float], dict[str, float]]:
         """(low, high) of each offer's cost to train at the ends of the step time's evidence band: the raw run, or
@@ -132,11 +138,13 @@ def training(spec: Spec, catalog: Catalog, built: Design, own_usd_per_gpu_hour: 
                          resale_fraction=resale) for offer in offers}
     run = (run_by_cause(recipe(spec), job.model, best, reliability, steady_s=raw_s, seq_len=job.options.seq_len)
            if raw_s else None)
-    return Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
+    done = Training(model=job.model, num_gpus=job.num_gpus, options=job.options, search=found,
                     tokens=spec.workload.tokens, costs_usd=costs_usd, reliability=reliability,
                     offer_goodputs=offer_goodputs, rentals=rentals,
                     band=evidence(built, job.model, job.options, job.num_gpus),
                     whole_run=run, whole_run_band=whole_run_band() if run is not None else None)
+    return replace(done, cloud=cloud_choice(done.ranked_costs_usd, [rent.offer for rent in rentals.values()],
+                                            num_gpus=job.num_gpus, always_on=False, spot=bool(offer_goodputs)))
 
 
 def recipe(spec: Spec) -> Recipe:

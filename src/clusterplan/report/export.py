@@ -17,7 +17,7 @@ from clusterplan.perf.hardware import MEMORY_MARGIN
 from clusterplan.perf.stragglers import straggler_slowdown
 from clusterplan.plan.collectives import Collectives
 from clusterplan.plan.scenario import utilization_source
-from clusterplan.report.rentals import capacity_short, headline_offer, spot_line, terms_table
+from clusterplan.report.rentals import spot_line, terms_table
 from clusterplan.schema import as_table
 from clusterplan.units import plural
 
@@ -28,10 +28,7 @@ TRAIN_SCHEMA = "clusterplan.train/1"
 def plan_document(plan: Plan) -> dict[str, Any]:
     """The plan: its design, its costs, each cloud offer against owning, the hybrid option, warnings, training."""
     cloud = _cloud(plan)
-    offers = {r.cost.offer.id: r.cost.offer for r in plan.rentals}
-    chosen = headline_offer({row["offer"]: row["total_usd"] for row in cloud}, offers,
-                            num_gpus=plan.design.num_gpus, always_on=True)   # a 24/7 cluster: never spot
-    cheapest = next((row for row in cloud if row["offer"] == chosen), None)
+    cheapest = next((row for row in cloud if row["offer"] == plan.cloud.headline), None)   # 24/7: never spot
     return {
         "schema": PLAN_SCHEMA,
         "version": __version__,
@@ -215,14 +212,11 @@ def training_section(job: Any) -> dict[str, Any]:
             out["tokens"] = job.tokens
             out["time_to_train_s"] = job.time_to_train_s
             out["cost_to_train_usd"] = job.costs_usd["own"]
-            out["cloud_cost_to_train_usd"] = cloud = {k: v for k, v in job.costs_usd.items() if k != "own"}
-            offers = {key: rent.offer for key, rent in job.rentals.items()}
-            ranked = job.effective_costs_usd if job.goodput is not None else job.costs_usd
-            out["cheapest_cloud_to_train"] = headline_offer({k: v for k, v in ranked.items() if k != "own"}, offers,
-                                                            num_gpus=job.num_gpus, always_on=False)
-            out["cloud_excluded"] = capacity_short(offers, job.num_gpus)
+            out["cloud_cost_to_train_usd"] = {k: v for k, v in job.costs_usd.items() if k != "own"}
+            out["cheapest_cloud_to_train"] = job.cloud.headline
+            out["cloud_excluded"] = dict(job.cloud.short)
             out["cloud_terms"] = terms_table(job.rentals)
-            out["spot"] = spot_line(job.rentals, cloud, job.offer_goodputs, num_gpus=job.num_gpus, always_on=False)
+            out["spot"] = spot_line(job)
             out.update(_ranged(band, time_to_train_s=job.time_to_train_s, cost_to_train_usd=job.costs_usd["own"]))
             out["cloud_cost_to_train_usd_low"], out["cloud_cost_to_train_usd_high"] = \
                 job.cloud_cost_ranges(effective=False)

@@ -1,6 +1,6 @@
 """Each endpoint's answer as plain data (status, body bytes, media type, headers), a pure function of a
-``Job``: the same function runs in the server's threads (light work) and in its worker processes (heavy work),
-so a ``Job`` and an ``Answer`` are small picklable values.
+``Job``, run in the server's worker processes (light and heavy work alike, serve/workers.py), so a ``Job`` and
+an ``Answer`` are small picklable values sent between them and the server.
 
 Bad input (a ``ConfigError``) and an infeasible design are a 422 answer with the CLI's one-line message;
 anything else raises, and the caller logs it and answers 500.

@@ -4,8 +4,10 @@ Each handler reads the overrides (``set``, and ``pin`` for a pinned baseline) fr
 body of at most ``MAX_BODY_BYTES`` read within ``BODY_TIMEOUT_S``, then, in a thread: refuses any override
 naming a file the operator did not name (``files``) and any input over its known cost (``budget``), and sorts
 the work into light and heavy, each answered by its own pool of worker processes under a deadline
-(``workers``): no model runs in the server's process, so none can hold it. Bad input is HTTP 422 ``{"error": {"field", "message"}}`` with the CLI's one-line
-message; every other error is JSON too, and every 5xx is logged with its traceback on stderr, never sent.
+(``workers``): no model runs in the server's process, so none can hold it. A JSON body is read by the bounded
+parser (clusterplan/parsing.py), an override by spec's. Bad input is HTTP 422
+``{"error": {"field", "message"}}`` with the CLI's one-line message; every other error is JSON too, and
+every 5xx is logged with its traceback on stderr, never sent.
 Starlette is imported here, inside ``create_app``, so that the CLI loads without the ``serve`` extra.
 """
 
@@ -23,6 +25,7 @@ from importlib import resources
 from typing import Any
 
 from clusterplan.errors import ConfigError
+from clusterplan.parsing import parse_json
 from clusterplan.serve import budget, views
 from clusterplan.serve.answers import Answer, Job, error
 from clusterplan.serve.files import operator_files
@@ -60,6 +63,12 @@ def _overrides(raw: Any, name: str) -> tuple[str, ...]:
     return tuple(raw)
 
 
+def _json(body: bytes) -> Any:
+    """A request body read by the bounded parser (clusterplan/parsing.py ``parse_json``), its encoding detected
+    as ``json.loads`` detects a body's (UTF-8, with or without a byte-order mark, UTF-16 or UTF-32)."""
+    return parse_json(body.decode(json.detect_encoding(body), "surrogatepass"), source="request body")
+
+
 async def _body(request) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
@@ -92,8 +101,8 @@ async def _inputs(request) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
         return (_overrides(query.getlist("set"), "set"),
                 _overrides(query.getlist("pin"), "pin") if pinned else None)
     try:
-        data = json.loads(await _body(request) or b"{}")
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = _json(await _body(request) or b"{}")
+    except ValueError:   # not JSON, not text in a JSON encoding, or nested past the bounded parser's limit
         raise BadRequest(422, "", "request body: not JSON (or nested too deeply)") from None
     if not isinstance(data, dict):
         raise BadRequest(422, "", 'request body: expected an object {"set": [...]}')
@@ -111,10 +120,7 @@ class Triage:
         self.files = operator_files(self.own, allow_files)
 
     def _checked(self, overrides: tuple[str, ...]) -> bool:
-        try:
-            loaded: Scenario = load_scenario(self.scenario, list(overrides))
-        except RecursionError:
-            raise ConfigError("nested too deeply", key="set") from None
+        loaded: Scenario = load_scenario(self.scenario, list(overrides))   # overrides read by the bounded parser
         spec = loaded.spec
         with loaded.located():
             self.files.check(spec)
@@ -189,8 +195,6 @@ def create_app(scenario: str | None = None, *, hosts: Iterable[str] = LOOPBACK_N
                 return respond(error(503, "", str(busy), headers={"Retry-After": str(busy.retry_s)}))
             except Crashed as crash:
                 return failed(request, str(crash))
-            except RecursionError:
-                return respond(error(422, "set", "an override is nested too deeply"))
             except Exception as unexpected_error:   # noqa: BLE001 - logged with its traceback, never sent
                 return failed(request, "".join(traceback.format_exception(unexpected_error)))
         return respond_to

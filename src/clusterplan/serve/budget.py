@@ -1,6 +1,6 @@
 """Each request's work budget (docs/serve.md, "Limits"): inputs whose cost is known to exceed it are refused
-before any model runs, and the rest are sorted into light work (answered in the server's own threads) and
-heavy work (answered by the worker processes, with a deadline).
+before any model runs, and the rest are sorted into light work and heavy work, each answered by its own pool
+of worker processes under its own deadline (serve/workers.py).
 
 The figures are this module's ASSUMPTIONS, set from timings on a 2-core machine (docs/serve.md): the
 reference scenario plans in about 10 ms and 1,024 nodes of 8 GPUs in about 20 ms; a workload's layout
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from clusterplan.errors import ConfigError
 from clusterplan.sched.synthetic import parse_workload
-from clusterplan.spec import Spec
+from clusterplan.spec import Spec, synthetic_trace
 
 LIGHT_MAX_GPUS = 8192          # a plan without workload or trace up to this size is light work
 SYNTHETIC_MAX_JOBS = 20_000    # the most jobs of a synthetic trace the live server replays
@@ -23,7 +23,7 @@ TRACE_KEY, POLICY_KEY = "finance.utilization_from_trace", "finance.utilization_p
 def refuse_costly(spec: Spec) -> None:
     """Raise ``ConfigError`` naming the key and the limit where ``spec`` asks for more than a request's budget."""
     trace = spec.finance.utilization_from_trace
-    if not (trace == "synthetic" or trace.startswith("synthetic:")):
+    if not synthetic_trace(trace):
         return
     try:
         jobs = parse_workload(trace).num_jobs

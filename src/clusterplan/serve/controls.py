@@ -7,7 +7,6 @@ the URL and the CLI read it the same way. Choices come from the catalog and the 
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from clusterplan.perf.presets import PRESETS
 from clusterplan.report.figures import resolve
 from clusterplan.report.svg import esc
 from clusterplan.schema import AUTO, FROZEN
+from clusterplan.spec import parse_override
 
 
 @dataclass(**FROZEN)
@@ -93,15 +93,9 @@ def _input(control: Control, value: Any, catalog: Catalog) -> str:
 
 
 def _typed(overrides: Sequence[str]) -> dict[str, Any]:
-    """The value each override gives its key, read as ``--set`` reads it (TOML, else the plain text)."""
-    typed = {}
-    for override in overrides:
-        key, _, raw = override.partition("=")
-        try:
-            typed[key.strip()] = tomllib.loads(f"v = {raw.strip()}")["v"]
-        except tomllib.TOMLDecodeError:
-            typed[key.strip()] = raw.strip()
-    return typed
+    """The value each override gives its key, read by the one reader of ``--set`` (spec.py ``parse_override``:
+    bounded TOML, else the plain text); the overrides have already loaded the scenario shown."""
+    return dict(parse_override(override) for override in overrides)
 
 
 def controls_html(scenario: dict[str, Any], catalog: Catalog, overrides: Sequence[str] = ()) -> str:

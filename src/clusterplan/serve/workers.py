@@ -1,10 +1,11 @@
-"""Heavy work in a bounded pool of worker processes, each request under a deadline (docs/serve.md, "Limits").
+"""A bounded pool of worker processes, each request under a deadline (docs/serve.md, "Limits"): the server
+runs two, one for heavy work and one for light, and no model runs in the server's own process.
 
 A request waits at most ``wait_s`` for a free worker (else ``Busy``: 503 with Retry-After), and no more than
 ``max_waiting`` wait at once (the rest are ``Busy`` at once); a worker that has not answered within
 ``deadline_s`` is killed and replaced (``OverBudget``: 422), so a slow or stuck computation costs one
-worker for ``deadline_s`` and never the server. The workers run at a lower CPU priority than the server, so
-that light requests, answered in the server's own threads, stay fast while every worker is busy.
+worker for ``deadline_s`` and never the server. Heavy workers run at a lower CPU priority (``NICENESS``) than
+the server and the light workers, so that light requests stay fast while every heavy worker is busy.
 Each worker is a fresh Python process (never a ``fork`` of the running server), started on first use.
 """
 
@@ -23,7 +24,7 @@ from multiprocessing.connection import Connection
 
 from clusterplan.serve.answers import Answer, Job, answer
 
-NICENESS = 10   # the workers' CPU priority below the server's
+NICENESS = 10   # the heavy workers' CPU priority below the server's and the light workers' (niceness 0)
 
 
 class Busy(Exception):

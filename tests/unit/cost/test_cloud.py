@@ -131,3 +131,21 @@ def test_plan_headline_is_not_spot(reference_plan):
     assert pricing[doc["cheapest_cloud"]["offer"]] != "spot"
     assert doc["cheapest_cloud"]["total_usd"] == min(row["total_usd"] for row in doc["cloud"]
                                                      if row["pricing"] != "spot")
+
+
+def test_cloud_choice_by_hand(catalog):
+    """One rule picks the headline, the spot line and the offers short of capacity: spot is cheapest ($1) but a
+    16-GPU job spans two instances, so the $2 on-demand heads; the $0.5 offer supplies only 8 GPUs at once."""
+    from clusterplan.cost.cloud import cloud_choice
+    spot = catalog.get("cloud", "nebius-h100-spot")
+    on_demand = catalog.get("cloud", "nebius-h100-on-demand")
+    small = dataclasses.replace(on_demand, id="small", max_gpus=8)
+    costs = {"own": 0.1, spot.id: 1.0, on_demand.id: 2.0, "small": 0.5}
+    offers = [spot, on_demand, small]
+    choice = cloud_choice(costs, offers, num_gpus=16, always_on=False)
+    assert (choice.headline, choice.spot, choice.spot_headline) == (on_demand.id, spot.id, False)
+    assert choice.short == {"small": "capacity: 8 GPUs at once"}
+    single = cloud_choice(costs, offers, num_gpus=8, always_on=False)   # one instance: spot may head
+    assert (single.headline, single.spot, single.spot_headline, dict(single.short)) == ("small", spot.id, True, {})
+    assert cloud_choice(costs, offers, num_gpus=8, always_on=True).headline == "small"   # 24/7: never spot
+    assert cloud_choice(costs, offers, num_gpus=16, always_on=False, spot=False).spot is None

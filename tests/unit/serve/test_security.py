@@ -296,3 +296,24 @@ def test_a_slow_light_request_is_bounded_too():
         assert "more than the 1,000,000 TB" in answer.json()["error"]["message"]
     finally:
         app.state.workers.close()
+
+
+def test_bodies_and_page_overrides_go_through_the_bounded_parsers(client):
+    """A JSON body nested past parsing.MAX_DEPTH (70 arrays, which json.loads reads) is refused by the bounded
+    parser, as a scenario would be (before: read by a bare json.loads and answered 200); a BOM-prefixed body is
+    still read; the page's controls read an override with spec's parse_override, so a deep one is a ConfigError
+    naming the key (before: raw tomllib, RecursionError)."""
+    from clusterplan.errors import ConfigError
+    from clusterplan.serve.controls import _typed
+    deep = b'{"set": [], "x": ' + b"[" * 70 + b"]" * 70 + b"}"
+    answer = client.post("/api/plan", content=deep, headers={"content-type": "application/json"})
+    assert answer.status_code == 422
+    assert answer.json()["error"]["message"] == "request body: not JSON (or nested too deeply)"
+    bom = client.post("/api/plan", content='\ufeff{"set": ["cluster.num_nodes=2"]}'.encode("utf-8"),
+                      headers={"content-type": "application/json"})
+    assert bom.status_code == 200 and bom.json()["design"]["num_nodes"] == 2
+    assert _typed(['workload.tokens = "2T"', "cluster.num_nodes=4", "about.name=plain words"]) == {
+        "workload.tokens": "2T", "cluster.num_nodes": 4, "about.name": "plain words"}
+    with pytest.raises(ConfigError) as raised:
+        _typed([NESTED])
+    assert raised.value.key == "cluster.num_nodes"
