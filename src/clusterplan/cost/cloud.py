@@ -86,6 +86,11 @@ class Rented:
         return self.billed_gpu_hours - self.used_gpu_hours
 
     @property
+    def idle_days(self) -> float:
+        """The days of the commitment its GPUs stand idle after the run."""
+        return self.idle_gpu_hours / self.num_gpus / 24
+
+    @property
     def billed_usd(self) -> float:
         return self.billed_gpu_hours * self.offer.price_usd
 

@@ -18,6 +18,7 @@ from clusterplan.cost.cloud import cheapest, interruptible_excluded
 from clusterplan.perf.layout import Layout
 from clusterplan.plan.training import Training
 from clusterplan.schema import FROZEN
+from clusterplan.units import plural
 
 DAY_S = 86_400.0
 OWN_STEPS = ("order", "delivery", "install", "burn-in")
@@ -166,12 +167,11 @@ def reserved(base: Base, catalog: Catalog) -> Candidate:
     if isinstance(offer, str):
         return base.out("reserved", offer)
     rent = base.job.rentals[offer.id]
-    idle_days = rent.idle_gpu_hours / base.num_gpus / 24
     return base.candidate("reserved", offer=offer.id, provider=offer.provider, goodput=base.job.goodput,
                           train_days=base.train_days, capacity=reserved_window(catalog, offer),
                           cost_usd=rent.total_usd, rented_usd=rent.total_usd,
-                          note=f"{rent.terms} whole {offer.term_years}-year term{'s' if rent.terms > 1 else ''}, "
-                               f"{idle_days:,.0f} days idle")
+                          note=f"{rent.terms} whole {offer.term_years}-year {plural(rent.terms, 'terms')}, "
+                               f"{rent.idle_days:,.0f} days idle")
 
 
 def pay_per_use(base: Base, mode: str) -> Candidate:

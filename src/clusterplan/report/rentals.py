@@ -33,6 +33,7 @@ def spot_line(job: Training) -> dict[str, Any] | None:
 def terms_table(rentals: Mapping[str, Rented]) -> dict[str, dict[str, Any]]:
     """Each reservation rented for the run: its term, the whole terms billed, the idle remainder."""
     return {key: {"term_years": r.offer.term_years, "terms": r.terms, "billed_gpu_hours": r.billed_gpu_hours,
-                  "used_gpu_hours": r.used_gpu_hours, "idle_gpu_hours": r.idle_gpu_hours, "idle_usd": r.idle_usd,
+                  "used_gpu_hours": r.used_gpu_hours, "idle_gpu_hours": r.idle_gpu_hours,
+                  "idle_days": r.idle_days, "idle_usd": r.idle_usd,
                   "resale_fraction": r.resale_fraction, "resale_usd": r.resale_usd, "total_usd": r.total_usd}
             for key, r in rentals.items() if r.terms}

@@ -71,13 +71,13 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _terms(terms: dict[str, Any] | None) -> str:
-    """", 1 whole 3-year term, 2.6 years idle ($5.6M)" for a reservation; "" for pay-per-use."""
+    """"; 1 whole 3-year term, 950 days idle ($5.6M)" for a reservation (in days, as size says it); "" for
+    pay-per-use."""
     if not terms:
         return ""
-    idle_years = terms["idle_gpu_hours"] / terms["billed_gpu_hours"] * terms["terms"] * terms["term_years"]
     resale = f", {terms['resale_fraction']:.0%} resold" if terms["resale_fraction"] else ""
-    return (f"; {terms['terms']} whole {terms['term_years']}-year term{'s' if terms['terms'] > 1 else ''}, "
-            f"{idle_years:.1f} years idle ({format_usd(terms['idle_usd'])}{resale})")
+    return (f"; {terms['terms']} whole {terms['term_years']}-year {plural(terms['terms'], 'terms')}, "
+            f"{terms['idle_days']:,.0f} days idle ({format_usd(terms['idle_usd'])}{resale})")
 
 
 def rental_notes(doc: dict[str, Any]) -> list[tuple[str, str]]:

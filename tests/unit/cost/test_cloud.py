@@ -149,3 +149,11 @@ def test_cloud_choice_by_hand(catalog):
     assert (single.headline, single.spot, single.spot_headline, dict(single.short)) == ("small", spot.id, True, {})
     assert cloud_choice(costs, offers, num_gpus=8, always_on=True).headline == "small"   # 24/7: never spot
     assert cloud_choice(costs, offers, num_gpus=16, always_on=False, spot=False).spot is None
+
+
+def test_a_reservations_idle_days_are_its_term_less_the_run(catalog):
+    """A 1-year term (8,760 h) rented for a 100-day run stands idle 265 days, whatever the GPU count."""
+    from clusterplan.cost.cloud import rented
+    offer = catalog.get("cloud", "aws-p5-reserved-1y")
+    for num_gpus in (8, 1024):
+        assert rented(offer, num_gpus=num_gpus, run_s=100 * 86_400).idle_days == pytest.approx(265)
