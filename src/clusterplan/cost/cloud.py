@@ -173,11 +173,12 @@ def cloud_choice(costs_usd: Mapping[str, float], offers: Iterable[CloudOffer], *
     the spot offer (``spot`` false: none, as where its goodput is unknown) and the offers short of capacity."""
     by_id = {offer.id: offer for offer in offers}
     ranked = [by_id[key] for key in costs_usd if key in by_id]
-    allowed = [offer for offer in ranked if not interruptible_excluded(offer, num_gpus=num_gpus, always_on=always_on)]
-    top = cheapest(costs_usd, allowed, num_gpus)
+    top = cheapest(costs_usd, [offer for offer in ranked if headline(offer, num_gpus=num_gpus, always_on=always_on)],
+                   num_gpus)
     spot_offer = cheapest(costs_usd, [offer for offer in ranked if offer.pricing == "spot"], num_gpus) if spot else None
     return CloudChoice(headline=top.id if top else None, spot=spot_offer.id if spot_offer else None,
-                       spot_headline=spot_offer is not None and spot_offer in allowed,
+                       spot_headline=spot_offer is not None and headline(spot_offer, num_gpus=num_gpus,
+                                                                         always_on=always_on),
                        short={key: f"capacity: {offer.max_gpus:,} GPUs at once" for key, offer in by_id.items()
                               if not supplies(offer, num_gpus)})
 
