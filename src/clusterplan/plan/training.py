@@ -167,17 +167,12 @@ def run_by_cause(chosen: Recipe, model: Transformer, best: Prediction, reliabili
     fixed_s = step.pp_bubble + step.dp_comm + step.optimizer
     ramp = ramp_ratio(batch_scaled_s=step.total - fixed_s, fixed_s=fixed_s, batch_fraction=chosen.ramp_batch_fraction)
     long_seq = chosen.long_context_seq_len
-    long_ratio = causal_flops(model, long_seq) / causal_flops(model, seq_len) if long_seq > seq_len else 1.0
+    long_ratio = (model.causal_flops_per_token(long_seq) / model.causal_flops_per_token(seq_len)
+                  if long_seq > seq_len else 1.0)
     waste = reliability.outcome.waste if reliability is not None else None
     return whole_run(chosen, steady_s=steady_s, ramp_ratio_=ramp, long_context_ratio=long_ratio,
                      failure_waste=waste.lost_work + waste.restart if waste else 0.0,
                      checkpoint_waste=waste.checkpoint if waste else 0.0)
-
-
-def causal_flops(model: Transformer, seq_len: int) -> float:
-    """Training FLOPs per token at ``seq_len`` that a causal kernel runs: MFU's count (6N + 12 L h s) less the
-    masked half of the attention (6 L h s), as PaLM counts it."""
-    return model.model_flops_per_token(seq_len) - 6 * model.layers * model.hidden * seq_len
 
 
 def whole_run_band() -> Band:

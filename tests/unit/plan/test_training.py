@@ -121,3 +121,12 @@ def test_a_half_batch_ramp_and_a_longer_stage_lengthen_the_whole_run(catalog):
     assert run.ramp_s > 0 and run.long_context_s > 0 and run.evaluation_s > 0
     assert run.billed_s == pytest.approx(run.wall_clock_s / 0.8)
     assert job.whole_run_cost_usd == pytest.approx(job.costs_usd["own"] * run.billed_s / run.steady_s)
+
+
+def test_a_sliding_window_model_gets_a_longer_context_stage_not_a_negative_one(catalog):
+    """The context-extension stage costs the model's own causal FLOPs per token (perf.model): a sliding-window
+    model (Mistral 7B, 4,096-token window) at 64K tokens costs no less than at its training length (a hand-written
+    6N + 12 L h s less 6 L h s went negative there, and so did the stage)."""
+    _, job = _job(catalog, "workload.model=\"mistral-7b\"", "workload.tokens=\"100B\"",
+                  "reliability.long_context_seq_len=65536")
+    assert job.whole_run.long_context_s >= 0 and job.whole_run.wall_clock_s >= job.whole_run.steady_s
