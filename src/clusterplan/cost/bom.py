@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from clusterplan.catalog import Cable, Priced, Switch
 from clusterplan.design import CableRun, Design
 from clusterplan.schema import FROZEN
+from clusterplan.units import plural
 
 
 @dataclass(**FROZEN)
@@ -94,7 +95,7 @@ def spare_lines(design: Design, spare_nodes: int, rule: str) -> list[LineItem]:
     name "spare node"."""
     if not spare_nodes:
         return []
-    parts, why = design.parts, f"{spare_nodes} spare node{'' if spare_nodes == 1 else 's'}, {rule}"
+    parts, why = design.parts, f"{spare_nodes} spare {plural(spare_nodes, 'nodes')}, {rule}"
     return [_line("compute", parts.gpu, spare_nodes * design.gpus_per_node, f"{parts.gpu.name} ({why})"),
             _line("compute", parts.server, spare_nodes, f"{parts.server.name} ({why})"),
             _line("network", parts.nic, spare_nodes * design.nics_per_node, f"{parts.nic.name} ({why})")]
