@@ -20,7 +20,9 @@ CASES = {"reference": [str(REFERENCE)],
                     "finance.sales_tax=0.05", "--set", "finance.loan_rate=0.06", "--set", "finance.loan_years=5",
                     "--set", "finance.support_start_year=0", "--set", "finance.life_years={ gpu-servers = 6 }",
                     "--set", "finance.resale_fraction=0.5"],
-         "flat": [str(REFERENCE), "--set", "finance.maintenance_fraction_per_year=0.1"]}
+         "flat": [str(REFERENCE), "--set", "finance.maintenance_fraction_per_year=0.1"],
+         # a horizon that is no whole number of a 3-year reservation's terms, its idle remainder partly resold
+         "horizon": [str(REFERENCE), "--set", "finance.years=4", "--set", "cloud.resale_fraction=0.25"]}
 # Inputs typed into the sheet: defined name -> (the --set key, the value typed, the --set value if it differs)
 EDITS = {"electricity_usd_per_kwh": ("facility.electricity_usd_per_kwh", 0.205, None),
          "price_h100_sxm": ('prices.h100-sxm', 27500.0, None),

@@ -33,25 +33,26 @@ from clusterplan.schema import FROZEN
 
 @dataclass(**FROZEN)
 class CloudCost:
-    """One offer priced for the scenario's GPUs and utilisation."""
+    """One offer priced for the scenario's GPUs and utilisation over its horizon."""
 
     offer: CloudOffer
     billed_gpu_hours_per_year: float
     years: int
+    resale_fraction: float = 0.0      # of a reservation's idle remainder past the horizon (``rented``)
 
     @property
     def usd_per_year(self) -> float:
         return self.billed_gpu_hours_per_year * self.offer.price_usd
 
     @property
-    def billed_years(self) -> int:
-        """The horizon in whole terms: a reservation costs its whole term from the day it starts (``rented``)."""
-        term = self.offer.term_years
-        return term * math.ceil(self.years / term) if term else self.years
-
-    @property
     def total_usd(self) -> float:
-        return self.usd_per_year * self.billed_years
+        """The horizon's rent: pay-per-use bills its years; a reservation is ``rented`` for the horizon, whole
+        terms from the day it starts, less the idle remainder resold."""
+        if not self.offer.term_years:
+            return self.usd_per_year * self.years
+        gpus = self.billed_gpu_hours_per_year / HOURS_PER_YEAR
+        return rented(self.offer, num_gpus=round(gpus), run_s=self.years * HOURS_PER_YEAR * 3600.0,
+                      resale_fraction=self.resale_fraction).total_usd
 
     def cumulative_usd(self, month: float) -> float:
         return cumulative_spend_usd(upfront_usd=0.0, usd_per_year=self.usd_per_year, month=month)
@@ -62,10 +63,11 @@ def billed_gpu_hours_per_year(*, num_gpus: int, utilization: Amount, reserved: b
     return num_gpus * HOURS_PER_YEAR * (1.0 if reserved else utilization)
 
 
-def cloud_cost(offer: CloudOffer, *, num_gpus: int, utilization: float, years: int) -> CloudCost:
+def cloud_cost(offer: CloudOffer, *, num_gpus: int, utilization: float, years: int,
+               resale_fraction: float = 0.0) -> CloudCost:
     """What ``offer`` charges for the same GPUs over ``years``."""
     billed = billed_gpu_hours_per_year(num_gpus=num_gpus, utilization=utilization, reserved=bool(offer.term_years))
-    return CloudCost(offer=offer, billed_gpu_hours_per_year=billed, years=years)
+    return CloudCost(offer=offer, billed_gpu_hours_per_year=billed, years=years, resale_fraction=resale_fraction)
 
 
 @dataclass(**FROZEN)

@@ -79,7 +79,8 @@ def planned(spec: Spec, catalog: Catalog, *, top: int = 10, today: dt.date | Non
     offers, burst_offer, note = compared_offers(spec, catalog)
     rentals = []
     for offer in offers:
-        rent = cloud_cost(offer, num_gpus=built.num_gpus, utilization=finance.utilization, years=finance.years)
+        rent = cloud_cost(offer, num_gpus=built.num_gpus, utilization=finance.utilization, years=finance.years,
+                          resale_fraction=spec.cloud.resale_fraction)
         rentals.append(Rental(cost=rent, breakeven_month=breakeven_month(owned, rent)))
     burst = _hybrid(spec, catalog, burst_offer, built) if burst_offer else None
     job, reliability, predicted = None, None, True

@@ -161,6 +161,7 @@ def scalar_outcome(spec: Spec, model: Model, values, catalog: Catalog) -> Outcom
     month = None
     if model.offer:
         rent = cloud_cost(catalog.get("cloud", model.offer), num_gpus=built.num_gpus,
-                          utilization=changed.finance.utilization, years=changed.finance.years)
+                          utilization=changed.finance.utilization, years=changed.finance.years,
+                          resale_fraction=changed.cloud.resale_fraction)
         month = breakeven_month(owned, rent)
     return Outcome(tco_usd=owned.tco_usd, cost_per_gpu_hour_usd=owned.cost_per_gpu_hour_usd, breakeven_month=month)

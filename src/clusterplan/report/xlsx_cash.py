@@ -35,10 +35,22 @@ def write_cloud(model: Any, doc: dict[str, Any]) -> None:
         model.formula(sheet, row, 5, f"=num_gpus*hours_per_year*IF({cell(row, 4)}=1,1,utilization)",
                       offer["billed_gpu_hours_per_year"], "number")
         model.formula(sheet, row, 6, f"={cell(row, 5)}*{cell(row, 3)}", offer["usd_per_year"])
-        model.formula(sheet, row, 7, f"={cell(row, 6)}*horizon_years", offer["total_usd"])
+        model.formula(sheet, row, 7, _horizon_rent_formula(cell(row, 6), offer), offer["total_usd"])
         model.formula(sheet, row, 8, f"={cell(row, 7)}/tco_usd", offer["vs_own"], "ratio")
         month = offer["breakeven_months"]
         model.formula(sheet, row, 9, f"='Break-even'!{cell(row, 2)}", "never" if month is None else month, "number")
+
+
+def _horizon_rent_formula(rent_per_year: str, offer: dict[str, Any]) -> str:
+    """The horizon's rent (cost/cloud.py ``CloudCost.total_usd``): pay-per-use bills the horizon's years; a
+    reservation whole terms, MAX(1, CEILING(horizon / term)) x term years, less the idle remainder resold."""
+    term = offer["term_years"]
+    if not term:
+        return f"={rent_per_year}*horizon_years"
+    billed = f"MAX(1,CEILING(horizon_years/{term},1))*{term}"
+    resale = offer["resale_fraction"]
+    years = f"({billed}-{resale}*({billed}-horizon_years))" if resale else billed
+    return f"={rent_per_year}*{years}"
 
 
 def write_cash_flow(model: Any, doc: dict[str, Any]) -> None:

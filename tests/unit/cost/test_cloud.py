@@ -21,6 +21,15 @@ def test_pay_per_use_bills_delivered_hours_and_reserved_every_hour(catalog):
     assert reserved.total_usd == pytest.approx(3 * reserved.usd_per_year)
 
 
+def test_a_horizon_rents_whole_terms_as_a_run_does(catalog):
+    """A 4-year horizon on a 3-year reservation bills two terms (6 years), the 2 idle years resold at 25 %:
+    128 x 8,760 h x $2 x (6 - 0.25 x 2) = $12.33M; pay-per-use bills the 4 years it is used."""
+    reserved = cloud_cost(offer(catalog, "reserved-3y"), num_gpus=128, utilization=0.5, years=4, resale_fraction=0.25)
+    assert reserved.total_usd == pytest.approx(128 * 8760 * 2.0 * 5.5)
+    on_demand = cloud_cost(offer(catalog, "on-demand"), num_gpus=128, utilization=0.5, years=4, resale_fraction=0.25)
+    assert on_demand.total_usd == pytest.approx(4 * 128 * 8760 * 0.5 * 2.0)
+
+
 def test_breakeven_month_by_hand(reference_plan, catalog):
     """Renting at the owner's capex per year breaks even once its cumulative spend catches up."""
     own = reference_plan.costs
