@@ -111,7 +111,7 @@ def format_quantity(value: float) -> str:
 SINGULAR = {"switches": "switch", "GPUs": "GPU", "racks": "rack", "nodes": "node", "engineers": "engineer",
             "months": "month", "years": "year", "days": "day", "jobs": "job", "links": "link", "servers": "server",
             "interruptions": "interruption", "layouts": "layout", "runs": "run", "users": "user",
-            "fabrics": "fabric", "modes": "mode", "counts": "count", "terms": "term"}
+            "fabrics": "fabric", "modes": "mode", "counts": "count", "terms": "term", "offers": "offer"}
 
 
 def plural(count: float, noun: str) -> str:

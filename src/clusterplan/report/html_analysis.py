@@ -9,7 +9,7 @@ from clusterplan.report.figures import money, months
 from clusterplan.report.page import Part, mark, page, section, table, td
 from clusterplan.report.svg import Mark, esc
 from clusterplan.report.terminal_analysis import format_delta, format_figure
-from clusterplan.units import format_quantity
+from clusterplan.units import format_quantity, plural
 
 TOP = 12   # inputs shown in a tornado
 METRICS = {"tco_usd": "TCO", "cost_per_gpu_hour_usd": "Cost per delivered GPU-hour", "breakeven_months": "Break-even"}
@@ -28,7 +28,7 @@ def collectives(doc: dict) -> Part | None:
     for k, group_doc in enumerate(groups):
         group = group_doc["group"]
         name = (f"{group_doc['op']} predicted, {group['num_gpus']:,} GPUs "
-                f"({group['num_nodes']:,} node{'s' if group['num_nodes'] > 1 else ''})")
+                f"({group['num_nodes']:,} {plural(group['num_nodes'], 'nodes')})")
         points = tuple((row["size_bytes"], mark(doc, f"/collectives/{k}/rows/{j}/busbw_GBps",
                                                 f"{name}, {svg.binary_size(row['size_bytes'])}B", _gbps))
                        for j, row in enumerate(group_doc["rows"]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clusterplan.report import svg
+from clusterplan.units import plural
 
 OTHER = "#b8b8b8"   # offers drawn in grey behind the highlighted ones
 
@@ -35,5 +36,5 @@ def others_entry(cloud: Sequence[dict], cheapest: Sequence[int]) -> list[tuple[s
     others = len(cloud) - len(cheapest)
     if not others:
         return []
-    return [(f"{others} other offer{'s' if others > 1 else ''} (grey: not the cheapest of its pricing mode; "
+    return [(f"{others} other {plural(others, 'offers')} (grey: not the cheapest of its pricing mode; "
              "hover a line, or see the table)", OTHER, True)]
