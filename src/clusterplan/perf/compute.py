@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from clusterplan.perf.experts import LAUNCH_S, expert_gemms_s, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
+from clusterplan.perf.memory import recipe_modules, routed_ffn
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import as_float, maximum, where
 from clusterplan.perf.stage import Stage
@@ -93,8 +94,9 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     kernels_f = (16 + routed.layer_kernels) * KERNEL_S
     t_layer_f = t_gemm + t_attn_f + t_elem_f + kernels_f
     t_layer_b = t_gemm_b + t_attn_b + 2 * t_elem_f + 2 * kernels_f
-    t_recompute = stage.layers * (redo * t_layer_f
-                                  + (recompute == "selective") * (t_attn_f + softmax_bytes / mem_bw))
+    selective = (_module_recompute_s(model, T, ftp, gemm, mem_bw) if recipe_modules(model, options)
+                 else t_attn_f + softmax_bytes / mem_bw)
+    t_recompute = stage.layers * (redo * t_layer_f + (recompute == "selective") * selective)
     # logits on the last stage: GEMM (Megatron's output layer is its own linear layer, outside Transformer Engine),
     # and the FP32 cross-entropy passes
     t_logits = 3 * bf16(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
@@ -103,6 +105,17 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
                    launch_s=routed.launch_s + fallback_launch_s,
                    launch_wait_s=routed.wait_s if options.moe_dropless else 0.0)
+
+
+def _module_recompute_s(model: Transformer, T, ftp, gemm, mem_bw):
+    """One layer's share of the recipes' selective modules recomputed (memory.py ``recipe_modules``): MLA's
+    up-projections again, and the routed experts' activation (read the first GEMM's gate and up outputs, write
+    the activation: 6 bytes an element in BF16)."""
+    up = 0.0
+    if model.kv_lora_rank:
+        kv_up = model.heads * (model.attention_head_dim - model.rope_head_dim + model.value_head_dim)
+        up = gemm(T, model.kv_lora_rank, kv_up / ftp) + gemm(T, model.q_lora_rank or model.hidden, model.q_dim / ftp)
+    return up + T * 3 * BF16 * routed_ffn(model) / ftp / mem_bw
 
 
 def routing_bytes(model: Transformer, ep):

@@ -116,6 +116,8 @@ def activations(model: Transformer, options: Options, stage: Stage, layout) -> A
     latents = 2 * (model.q_lora_rank + model.kv_lora_rank + model.rope_head_dim) if model.kv_lora_rank else 0
     sharded = attention + 2 * f_up + linear * ffn                # the activation's input, the last GEMM's input
     kept = where(sp, (repl + sharded + latents) / ftp, repl + latents + sharded / ftp)
+    if recipe_modules(model, options):
+        kept = kept - where(layout.recompute == "selective", module_bytes(model, linear) / ftp, 0.0)
     if options.attention == "unfused":
         kept = kept + where(layout.recompute != "selective", 5 * model.heads * model.attended(options.seq_len) / ftp,
                             0.0)
@@ -124,6 +126,29 @@ def activations(model: Transformer, options: Options, stage: Stage, layout) -> A
         virtual_stages > 1, 1 + (pp - 1) / (as_float(pp) * virtual_stages), 1.0)
     return Activations(kept=kept, checkpoint=2 * h / where(sp, ftp, 1.0), tokens_held=stage.tokens * in_flight,
                        logits=stage.tokens * model.vocab / ftp * 4 * (pp == 1))
+
+
+def recipe_modules(model: Transformer, options: Options) -> bool:
+    """Whether "selective" recomputes the modules NVIDIA's MoE and MLA recipes name (Megatron-Core's
+    ``recompute_modules``: ``mla_up_proj``, ``moe_act``) rather than core attention: a mixture-of-experts or
+    latent-attention model on fused attention (Megatron-Bridge perf_recipes: DeepSeek-V3 ["layernorm",
+    "mla_up_proj", "moe_act"], GPT-OSS and Nemotron-H ["layernorm", "moe_act"], Kimi K2 ["mla_up_proj"]).
+    Fused attention keeps no scores, so recomputing core attention frees almost nothing there."""
+    return options.attention != "unfused" and bool(model.kv_lora_rank or model.moe_layers)
+
+
+def module_bytes(model: Transformer, linear: int):
+    """Activation bytes per token and layer (averaged over the layers, before tensor parallelism) that the
+    recipes' selective modules free: MLA's decompressed Q, K and V (BF16, rebuilt from the kept latents by the
+    up-projections) and the routed experts' activation outputs (the last GEMM's input, ``linear`` bytes an
+    element, rebuilt from the kept first-GEMM output). The norms' outputs (``layernorm``) are not counted."""
+    mla = 2 * (model.q_dim + model.k_dim + model.v_dim) if model.kv_lora_rank else 0
+    return mla + linear * routed_ffn(model)
+
+
+def routed_ffn(model: Transformer) -> float:
+    """The routed experts' MLP width one token passes through, averaged over the layers."""
+    return model.experts_per_token * model.ffn_hidden * model.moe_layers / model.layers
 
 
 def recomputed_share(fixed, held: Activations, hbm_bytes: float, layers, recompute):
