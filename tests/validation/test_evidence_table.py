@@ -1,6 +1,7 @@
 """The committed band table and docs/evidence.md equal what benchmarks/evidence.py produces from the validation
 data now (a model change that moves a residual must regenerate them: python benchmarks/evidence.py --write)."""
 
+import csv
 import sys
 from pathlib import Path
 
@@ -36,10 +37,37 @@ def test_every_band_holds_its_median_and_few_points_widen_it():
 
 
 def test_the_whole_run_band_covers_every_published_whole_run():
-    """The "whole run" regime's band is its residuals' extremes: every published run lies inside it."""
+    """The "whole run" regime's band is its residuals' extremes: every run it is built from lies inside it."""
     row = DATA["whole_run"]
     assert row["n"] == len(row["runs"]) >= 10
     assert all(row["low"] <= error <= row["high"] for error in row["runs"].values())
+
+
+def test_the_whole_run_band_is_built_from_the_runs_whose_inputs_are_published():
+    """The band's runs are the rows whose GPU count and hours are both published; a run with an assumed GPU count or
+    an ambiguous disclosure is listed beside it, never in it. Regression: Falcon-180B's "up to 4,096 GPUs" (a peak)
+    built the band's upper end (+63.9 %) as if 4,096 GPUs had run the whole time."""
+    rows = {row["run"]: row for row in csv.DictReader(open(evidence.validate_whole_run.DATA))}
+    whole = DATA["whole_run"]
+    assert {rows[run]["inputs"] for run in whole["runs"]} == {"published"}
+    assert {rows[run]["inputs"] for run in whole["not_in_band"]} == {"assumed", "ambiguous"}
+    assert set(whole["runs"]) | set(whole["not_in_band"]) == {run for run in rows if run != "deepseek-v3"}
+    assert rows["falcon-180b"]["inputs"] == "ambiguous" and "falcon-180b" in whole["not_in_band"]
+
+
+def test_a_whole_run_is_predicted_on_its_software_era():
+    """A row's software era sets the switches perf/software.py documents (no inline twin); a row whose era runs
+    another attention kernel than the row states contradicts itself and is refused."""
+    from dataclasses import replace
+
+    from clusterplan.perf.hardware import Options
+
+    software_of, base = evidence.validate_whole_run.software_of, Options(seq_len=2048, global_batch=8)
+    older = software_of({"run": "x", "software": "deepspeed-2023"}, replace(base, attention="flash1"))
+    assert (older.attention, older.overlap_grad_reduce, older.sequence_parallel) == ("flash1", False, False)
+    assert software_of({"run": "x", "software": "current"}, base) == base
+    with pytest.raises(ValueError, match="'unfused' attention"):
+        software_of({"run": "x", "software": "megatron-2021"}, base)
 
 
 def test_multi_node_infiniband_collectives_are_validated():
