@@ -73,11 +73,14 @@ BAND_INPUTS = "published"   # the band is built from the runs whose GPU count an
 
 def published_layout(row: dict) -> Constraints:
     """What a user who knows the run's recipe passes `train`: tp, pp, the ZeRO stage (FSDP = 3) and recomputation
-    where the source states them; the rest searched as `train` searches it (context parallelism included, although
-    these runs had none: held at 1, the steady state reads 16 % and 17 % slower on Llama 3.1 405B and Falcon-180B, a
-    steady-state finding, docs/reliability.md#whole-run)."""
+    where the source states them; the rest searched as `train` searches it. Context parallelism is searched on the
+    current stack only: the 2021-23 stacks had none (Megatron-LM's came with Megatron-Core in 2024, DeepSpeed-Ulysses
+    in August 2023, after these runs), and held at 1 the search finds the data parallelism the runs publish (BLOOM
+    8, Falcon 7B 192, Falcon-180B 64, StarCoderBase 32). On the current stack it stays searched: held at 1, Llama 3.1
+    405B's 8K stage reads 16 % slower, a steady-state finding (docs/reliability.md#whole-run)."""
     return Constraints(tp=int(row["tp"]) or None, pp=int(row["pp"]) or None,
-                       zero=int(row["zero"]) if row["zero"] else None, recompute=row["recompute"] or None)
+                       zero=int(row["zero"]) if row["zero"] else None, recompute=row["recompute"] or None,
+                       cp=None if row["software"] == "current" else 1)
 
 
 def ramp_batch(row: dict) -> float:
@@ -128,7 +131,8 @@ def spec_of(row: dict):
 
 
 def predict(row: dict):
-    """(steady-state GPU-hours, before, after, the WholeRun) of one run; None where it cannot be predicted."""
+    """(steady-state GPU-hours, before, after, the WholeRun, before's band range, the failure model's interruptions
+    a day) of one run; None where it cannot be predicted."""
     model = model_of(row["model"], int(row["seq_len"]))
     catalog = load_catalog()
     if model is None or row["gpu"] not in catalog.families["gpus"]:
@@ -153,12 +157,14 @@ def predict(row: dict):
     hours = gpus / 3600
     effective = steady_s / reliability.goodput * hours
     band = evidence(built, model, options, gpus)     # the steady state's own band, as `train` prints it
-    return steady_s * hours, effective, run.billed_s * hours, run, band.time_range(effective)
+    return (steady_s * hours, effective, run.billed_s * hours, run, band.time_range(effective),
+            reliability.interruptions_per_day)
 
 
 def residuals():
-    """(run, published GPU-hours, steady, before, after, WholeRun, before's band range, whether the run builds the
-    band) of every run the model predicts, and the runs it does not (run, reason)."""
+    """(run, published GPU-hours, steady, before, after, WholeRun, before's band range, the failure model's
+    interruptions a day, whether the run builds the band) of every run the model predicts, and the runs it does not
+    (run, reason)."""
     done, skipped = [], []
     for row in csv.DictReader(open(DATA)):
         result = predict(row)
@@ -201,7 +207,7 @@ def main() -> int:
     print(f"{'run':14} {'inputs':9} {'published':>12} {'steady':>12} {'before':>12} {'error':>7} {'after':>12} "
           f"{'error':>7}   causes over steady state")
     before, after, banded = [], [], []
-    for run, published, steady, pre, post, whole, _, in_the_band in done:
+    for run, published, steady, pre, post, whole, _, _, in_the_band in done:
         before.append(pre / published - 1)
         after.append(post / published - 1)
         banded.append(in_the_band)
@@ -216,7 +222,7 @@ def main() -> int:
     for name, errors in (("before", before), ("after", after)):
         print(_summary(name, errors, "runs"))
         print(_summary(name, [e for e, b in zip(errors, banded) if b], "runs whose inputs are all published"))
-    covered = sum(low <= published <= high for _, published, *_, (low, high), _ in done)
+    covered = sum(low <= published <= high for _, published, *_, (low, high), _, _ in done)
     print(f"before: the steady state's own band (its training regime, on the effective time) covers {covered} of "
           f"{len(done)} published runs")
     alone = causes_alone()
@@ -224,6 +230,12 @@ def main() -> int:
           "benchmarks/data/validation/whole_run_disclosures.csv):")
     for run, published, predicted in alone:
         print(f"  {run:14} {published:12,.0f} {predicted:12,.0f} {predicted / published - 1:+7.1%}")
+    logged = {row["run"]: float(row["published_interruptions_per_day"]) for row in csv.DictReader(open(DATA))}
+    print("interruptions a day, the failure model (the catalog's rates on the run's GPUs) against the run's logbook "
+          "(a check, not the band):")
+    for run, *_, per_day, _ in done:
+        if logged[run]:
+            print(f"  {run:14} {logged[run]:6.2f} logged {per_day:6.2f} modelled ({per_day / logged[run] - 1:+.0%})")
     low, high = band_of(done)
     inside = [low <= e <= high for e in after]
     print(f"after:  the whole-run band {low:+.1%} to {high:+.1%} (the extremes of the {sum(banded)} runs whose inputs "
