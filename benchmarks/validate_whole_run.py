@@ -53,6 +53,7 @@ MODELS = {   # the runs' models the presets do not hold, from their papers and m
     "falcon-180b": lambda: Transformer(name="falcon-180b", layers=80, hidden=14848, heads=232, kv_heads=8,
                                        ffn_hidden=59392, **_FALCON),
     "mpt-7b": lambda: gpt("mpt-7b", 32, 4096, 32, 50432, 2048, learned_positions=False),
+    "mpt-1b": lambda: gpt("mpt-1b", 24, 2048, 16, 50432, 2048, learned_positions=False, bias=False),
     "opt-175b": lambda: gpt("opt-175b", 96, 12288, 96, 50272, 2048),
     "starcoderbase": lambda: Transformer(name="starcoderbase", layers=40, hidden=6144, heads=48, kv_heads=1,
                                          ffn_hidden=24576, vocab=49152, seq_len=8192),
@@ -60,6 +61,8 @@ MODELS = {   # the runs' models the presets do not hold, from their papers and m
     "phi-1.5": lambda: gpt("phi-1.5", 24, 2048, 32, 51200, 2048, learned_positions=False, tied_embeddings=False),
     "phi-2": lambda: gpt("phi-2", 32, 2560, 32, 51200, 2048, learned_positions=False, tied_embeddings=False),
     "phi-3-mini": lambda: preset("phi-3.5-mini"),     # the same architecture (their config.json), 4K context
+    "phi-3-medium": lambda: Transformer(name="phi-3-medium", layers=40, hidden=5120, heads=40, kv_heads=10,
+                                        ffn_hidden=17920, **{**_LLAMA, "vocab": 32064, "seq_len": 4096}),
     "phi-4": lambda: Transformer(name="phi-4", layers=40, hidden=5120, heads=40, kv_heads=10, ffn_hidden=17920,
                                  **{**_LLAMA, "vocab": 100352, "seq_len": 4096}),
     "smollm2-1.7b": lambda: Transformer(name="smollm2-1.7b", layers=24, hidden=2048, heads=32, ffn_hidden=8192,
