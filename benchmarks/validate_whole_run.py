@@ -33,6 +33,7 @@ from clusterplan.perf.presets import PRESETS, preset
 from clusterplan.perf.search import search
 from clusterplan.perf.software import with_software
 from clusterplan.plan.reliability import job_reliability
+from clusterplan.plan.reliability_inputs import scenario_rates
 from clusterplan.plan.training import evidence, run_by_cause
 from clusterplan.reliability.whole_run import Recipe, linear_ramp_batch_fraction
 from clusterplan.spec import load_spec
@@ -126,16 +127,32 @@ def model_of(name: str, seq_len: int) -> Transformer | None:
     return with_seq_len(PRESETS[name], seq_len) if name in PRESETS else None
 
 
-def spec_of(row: dict):
+def spec_overrides(row: dict) -> list[str]:
     nodes = max(1, int(row["num_gpus"]) // 8)
-    return load_spec(overrides=[f'cluster.gpu="{row["gpu"]}"', f"cluster.num_nodes={nodes}",
-                                f'network.fabric="{row["fabric"]}"', f"network.nics_per_node={row['nics_per_node']}",
-                                "network.tiers=0"])
+    return [f'cluster.gpu="{row["gpu"]}"', f"cluster.num_nodes={nodes}", f'network.fabric="{row["fabric"]}"',
+            f"network.nics_per_node={row['nics_per_node']}", "network.tiers=0"]
+
+
+def spec_of(row: dict):
+    return load_spec(overrides=spec_overrides(row))
+
+
+def logged_spec(row: dict, spec, catalog, modelled_per_day: float):
+    """The run's scenario with its logbook's interruption rate where it publishes one: every failure cause's rate
+    scaled by the logged rate over the modelled one (``published_interruptions_per_day``), as a user who knows their
+    cluster's record sets reliability.failure_rates; the scenario as it is where the row logs none."""
+    logged = float(row["published_interruptions_per_day"])
+    if not logged:
+        return spec
+    scale = logged / modelled_per_day
+    rates = ", ".join(f'"{rate.id}" = {rate.per_1000_unit_days * scale:.6g}' for rate in scenario_rates(spec, catalog))
+    return load_spec(overrides=[*spec_overrides(row), f"reliability.failure_rates = {{{rates}}}"])
 
 
 def predict(row: dict):
     """(steady-state GPU-hours, before, after, the WholeRun, before's band range, the failure model's interruptions
-    a day) of one run; None where it cannot be predicted."""
+    a day at the catalog's rates) of one run, its failures at the rate its logbook records where it publishes one;
+    None where it cannot be predicted."""
     model = model_of(row["model"], int(row["seq_len"]))
     catalog = load_catalog()
     if model is None or row["gpu"] not in catalog.families["gpus"]:
@@ -150,8 +167,10 @@ def predict(row: dict):
         return None
     best = found.best[0]
     steady_s = float(row["tokens"]) / best.tokens_per_s
-    reliability = job_reliability(spec, catalog, built, model, gpus, tokens_per_s=best.tokens_per_s,
-                                  useful_s=steady_s)
+    modelled = job_reliability(spec, catalog, built, model, gpus, tokens_per_s=best.tokens_per_s,
+                               useful_s=steady_s).interruptions_per_day
+    reliability = job_reliability(logged_spec(row, spec, catalog, modelled), catalog, built, model, gpus,
+                                  tokens_per_s=best.tokens_per_s, useful_s=steady_s)
     recipe = Recipe(ramp_tokens_fraction=float(row["ramp_tokens_fraction"]),
                     ramp_batch_fraction=ramp_batch(row),
                     long_context_tokens_fraction=float(row["long_context_tokens_fraction"]),
@@ -160,8 +179,7 @@ def predict(row: dict):
     hours = gpus / 3600
     effective = steady_s / reliability.goodput * hours
     band = evidence(built, model, options, gpus)     # the steady state's own band, as `train` prints it
-    return (steady_s * hours, effective, run.billed_s * hours, run, band.time_range(effective),
-            reliability.interruptions_per_day)
+    return steady_s * hours, effective, run.billed_s * hours, run, band.time_range(effective), modelled
 
 
 def residuals():

@@ -70,6 +70,23 @@ def test_a_whole_run_is_predicted_on_its_software_era():
         software_of({"run": "x", "software": "megatron-2021"}, base)
 
 
+def test_a_logged_interruption_rate_scales_every_failure_cause():
+    """A run whose logbook publishes its interruptions a day (2.0) where the catalog's rates give 0.5: every cause's
+    rate x 4, as a user who knows their cluster's record sets reliability.failure_rates; no logged rate, no change."""
+    from clusterplan.catalog import load_catalog
+    from clusterplan.plan.reliability_inputs import scenario_rates
+
+    whole = evidence.validate_whole_run
+    row = {"gpu": "h100-sxm", "num_gpus": "16", "fabric": "ib-ndr400", "nics_per_node": "8",
+           "published_interruptions_per_day": "2.0"}
+    spec, catalog = whole.spec_of(row), load_catalog()
+    before = {rate.id: rate.per_1000_unit_days for rate in scenario_rates(spec, catalog)}
+    after = {rate.id: rate.per_1000_unit_days for rate in scenario_rates(whole.logged_spec(row, spec, catalog, 0.5),
+                                                                         catalog)}
+    assert after == pytest.approx({cause: 4 * rate for cause, rate in before.items()}, rel=1e-5)
+    assert whole.logged_spec({**row, "published_interruptions_per_day": "0"}, spec, catalog, 0.5) is spec
+
+
 def test_multi_node_infiniband_collectives_are_validated():
     """Regression: the reference's fabric named itself out of domain ("no validated multi-node collective over
     infiniband") until NVIDIA's InfiniBand points were added."""
