@@ -70,6 +70,16 @@ def test_a_whole_run_is_predicted_on_its_software_era():
         software_of({"run": "x", "software": "megatron-2021"}, base)
 
 
+def test_context_parallelism_is_searched_on_the_current_stack_only():
+    """Regression: the search gave StarCoderBase (Megatron-LM, 2023) CP 4 and a quarter of its published dp 32, a
+    mechanism its stack did not have; the 2021-23 eras hold CP at 1, the current one leaves it to the search."""
+    layout = evidence.validate_whole_run.published_layout
+    row = {"tp": "4", "pp": "4", "zero": "", "recompute": ""}
+    assert layout({**row, "software": "deepspeed-2023"}).cp == 1
+    assert layout({**row, "software": "megatron-2021"}).cp == 1
+    assert layout({**row, "software": "current"}).cp is None
+
+
 def test_a_logged_interruption_rate_scales_every_failure_cause():
     """A run whose logbook publishes its interruptions a day (2.0) where the catalog's rates give 0.5: every cause's
     rate x 4, as a user who knows their cluster's record sets reliability.failure_rates; no logged rate, no change."""
