@@ -1,15 +1,18 @@
 """Predicted vs published GPU-hours of whole training runs (benchmarks/data/validation/whole_run_disclosures.csv).
 
 Each run is predicted as `clusterplan train` would: its steady state from the layout search on its own
-hardware (its published tp and pp held where stated, the rest searched), then
+hardware, on its software era (perf/software.py; context parallelism only on the current stack), its published
+tp, pp, ZeRO stage and recomputation held where stated, the rest searched; then
 
 - before: the steady state divided by the goodput model's goodput (failures, restarts, checkpoints: the
-  "effective" time to train);
+  "effective" time to train), at the interruption rate the run's logbook records where it publishes one;
 - after: the whole run by cause (plan.training.run_by_cause, docs/reliability.md#whole-run) with the run's
-  published recipe (batch ramp-up, context-extension stages) and Megatron-LM's default evaluation cadence.
+  published recipe (batch ramp-up, context-extension stages) and its evaluation cadence (Megatron-LM's defaults
+  where the source is silent).
 
 Errors are predicted / published GPU-hours - 1 (negative: the model too fast). What the causes leave is the
-"whole run" evidence regime (benchmarks/evidence.py): its band, the residuals' extremes, covers every run.
+"whole run" evidence regime (benchmarks/evidence.py): its band, the extremes of the runs whose inputs (GPU count
+and hours) are all published, covers each of them; runs with an assumed or ambiguous input are printed beside it.
 
     python benchmarks/validate_whole_run.py
 """
