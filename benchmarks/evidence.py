@@ -63,14 +63,19 @@ def collectives() -> dict:
 
 
 def whole_run() -> dict:
-    """The "whole run" regime: signed errors of the whole run by cause (GPU-hours) against published whole runs;
-    its band is their extremes, so it covers every published run (validate_whole_run.py)."""
+    """The "whole run" regime: signed errors of the whole run by cause (GPU-hours) against published whole runs.
+    Its band is the extremes of the runs whose inputs are all published (GPU count and hours), so it covers each of
+    them; the runs with an assumed GPU count or an ambiguous disclosure are kept beside it, not fitted to
+    (validate_whole_run.py, docs/evidence.md)."""
     done, _ = validate_whole_run.residuals()
     errors = {run: after / published - 1 for run, published, _, _, after, *_ in done}
-    row = stats(list(errors.values()))
+    banded = {run for run, *_, in_band in done if in_band}
+    row = stats([e for run, e in errors.items() if run in banded])
     alone = {run: round(predicted / published - 1, 4)
              for run, published, predicted in validate_whole_run.causes_alone()}
-    return {**row, "low": row["min"], "high": row["max"], "runs": {run: round(e, 4) for run, e in errors.items()},
+    return {**row, "low": row["min"], "high": row["max"],
+            "runs": {run: round(e, 4) for run, e in errors.items() if run in banded},
+            "not_in_band": {run: round(e, 4) for run, e in errors.items() if run not in banded},
             "causes_alone": alone}
 
 
@@ -152,15 +157,25 @@ def document(data: dict) -> str:
 
 def _whole_run(row: dict) -> list[str]:
     """The "whole run" regime: what the modelled causes leave unexplained on published whole runs."""
+    outside = row.get("not_in_band", {})
+    inside = sum(row["low"] <= error <= row["high"] for error in outside.values())
     lines = ["## Whole run (published GPU-hours)", "",
              "Every time and cost to train carries its steady-state figure and the whole run by cause",
              "(docs/reliability.md#whole-run). What the causes leave unexplained on the published whole runs",
              "(`benchmarks/validate_whole_run.py`: model cards' and reports' GPU-hours or wall clock x GPUs) is this",
-             "regime; its band is the residuals' extremes, so it covers every published run.", "",
+             "regime. Its band is built from the runs whose inputs are all published (the GPU count and the hours):",
+             "their residuals' extremes, so it covers each of them. Runs whose GPU count is assumed (no source",
+             "states it) or whose disclosure is ambiguous (a peak GPU count, sources that contradict each other) are",
+             "listed below it and are not fitted to: an assumed input would widen the band by the assumption's error,",
+             "not the model's.", "",
              f"n = {row['n']}, median {row['median']:+.1%}, p10 to p90 {row['p10']:+.1%} to {row['p90']:+.1%}, band "
              f"(extremes) {row['low']:+.1%} to {row['high']:+.1%}.", "",
              "| run | error of the whole run's GPU-hours |", "|---|---:|"]
     lines += [f"| {run} | {error:+.1%} |" for run, error in row["runs"].items()]
+    if outside:
+        lines += ["", f"Not in the band (an assumed or ambiguous input; {inside} of {len(outside)} inside it):", "",
+                  "| run | error of the whole run's GPU-hours |", "|---|---:|"]
+        lines += [f"| {run} | {error:+.1%} |" for run, error in outside.items()]
     lines += ["", "Most of it is the steady state's error, not the causes': where the same source also publishes its",
               "steady-state throughput, the causes applied to that published steady state leave (a check, not the",
               "band):",

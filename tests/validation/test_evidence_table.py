@@ -1,6 +1,7 @@
 """The committed band table and docs/evidence.md equal what benchmarks/evidence.py produces from the validation
 data now (a model change that moves a residual must regenerate them: python benchmarks/evidence.py --write)."""
 
+import csv
 import sys
 from pathlib import Path
 
@@ -36,10 +37,64 @@ def test_every_band_holds_its_median_and_few_points_widen_it():
 
 
 def test_the_whole_run_band_covers_every_published_whole_run():
-    """The "whole run" regime's band is its residuals' extremes: every published run lies inside it."""
+    """The "whole run" regime's band is its residuals' extremes: every run it is built from lies inside it."""
     row = DATA["whole_run"]
     assert row["n"] == len(row["runs"]) >= 10
     assert all(row["low"] <= error <= row["high"] for error in row["runs"].values())
+
+
+def test_the_whole_run_band_is_built_from_the_runs_whose_inputs_are_published():
+    """The band's runs are the rows whose GPU count and hours are both published; a run with an assumed GPU count or
+    an ambiguous disclosure is listed beside it, never in it. Regression: Falcon-180B's "up to 4,096 GPUs" (a peak)
+    built the band's upper end (+63.9 %) as if 4,096 GPUs had run the whole time."""
+    rows = {row["run"]: row for row in csv.DictReader(open(evidence.validate_whole_run.DATA))}
+    whole = DATA["whole_run"]
+    assert {rows[run]["inputs"] for run in whole["runs"]} == {"published"}
+    assert {rows[run]["inputs"] for run in whole["not_in_band"]} == {"assumed", "ambiguous"}
+    assert set(whole["runs"]) | set(whole["not_in_band"]) == {run for run in rows if run != "deepseek-v3"}
+    assert rows["falcon-180b"]["inputs"] == "ambiguous" and "falcon-180b" in whole["not_in_band"]
+
+
+def test_a_whole_run_is_predicted_on_its_software_era():
+    """A row's software era sets the switches perf/software.py documents (no inline twin); a row whose era runs
+    another attention kernel than the row states contradicts itself and is refused."""
+    from dataclasses import replace
+
+    from clusterplan.perf.hardware import Options
+
+    software_of, base = evidence.validate_whole_run.software_of, Options(seq_len=2048, global_batch=8)
+    older = software_of({"run": "x", "software": "deepspeed-2023"}, replace(base, attention="flash1"))
+    assert (older.attention, older.overlap_grad_reduce, older.sequence_parallel) == ("flash1", False, False)
+    assert software_of({"run": "x", "software": "current"}, base) == base
+    with pytest.raises(ValueError, match="'unfused' attention"):
+        software_of({"run": "x", "software": "megatron-2021"}, base)
+
+
+def test_context_parallelism_is_searched_on_the_current_stack_only():
+    """Regression: the search gave StarCoderBase (Megatron-LM, 2023) CP 4 and a quarter of its published dp 32, a
+    mechanism its stack did not have; the 2021-23 eras hold CP at 1, the current one leaves it to the search."""
+    layout = evidence.validate_whole_run.published_layout
+    row = {"tp": "4", "pp": "4", "zero": "", "recompute": ""}
+    assert layout({**row, "software": "deepspeed-2023"}).cp == 1
+    assert layout({**row, "software": "megatron-2021"}).cp == 1
+    assert layout({**row, "software": "current"}).cp is None
+
+
+def test_a_logged_interruption_rate_scales_every_failure_cause():
+    """A run whose logbook publishes its interruptions a day (2.0) where the catalog's rates give 0.5: every cause's
+    rate x 4, as a user who knows their cluster's record sets reliability.failure_rates; no logged rate, no change."""
+    from clusterplan.catalog import load_catalog
+    from clusterplan.plan.reliability_inputs import scenario_rates
+
+    whole = evidence.validate_whole_run
+    row = {"gpu": "h100-sxm", "num_gpus": "16", "fabric": "ib-ndr400", "nics_per_node": "8",
+           "published_interruptions_per_day": "2.0"}
+    spec, catalog = whole.spec_of(row), load_catalog()
+    before = {rate.id: rate.per_1000_unit_days for rate in scenario_rates(spec, catalog)}
+    after = {rate.id: rate.per_1000_unit_days for rate in scenario_rates(whole.logged_spec(row, spec, catalog, 0.5),
+                                                                         catalog)}
+    assert after == pytest.approx({cause: 4 * rate for cause, rate in before.items()}, rel=1e-5)
+    assert whole.logged_spec({**row, "published_interruptions_per_day": "0"}, spec, catalog, 0.5) is spec
 
 
 def test_multi_node_infiniband_collectives_are_validated():
