@@ -186,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-baseline", metavar="MODEL",
                         help="save these residuals as the 'before' of later runs (MODEL: the commit they come from)")
     args = parser.parse_args(argv)
-    changes: list[tuple[str, str, str, float]] = []
     errors: dict[str, list[tuple[float, float]]] = {}
     signed: dict[str, list[float]] = {}
     by_regime: list[tuple[tuple[str, ...], float]] = []
@@ -194,11 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         error = abs(1 / (1 + point.error) - 1)       # |predicted - measured| / measured of busbw
         errors.setdefault(point.label, []).append((point.size_bytes, error))
         signed.setdefault(point.label, []).append(point.error)
-        key = f"#{len(signed[point.label])} {point.num_nodes} nodes {int(point.size_bytes)} B"
-        changes.append((baseline.SOURCE, point.label, key, point.error))
         if point.label.endswith("[nccl-tests]"):
             by_regime.append((regime_of(point), point.error))
-            changes.append((baseline.REGIME, ", ".join(regime_of(point)), f"{point.label} {key}", point.error))
         if args.rows:
             print(f"{point.label[:40]:40} {point.gpu:14} {point.num_nodes:4} {int(point.size_bytes):>12} "
                   f"time error {point.error:+7.1%}")
@@ -217,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_summary("Signed error of the predicted time (predicted / measured - 1), per source", signed)
     print_regimes("... per regime (nccl-tests points, the band table's: GPU, span, message size)", by_regime)
+    changes = changes_of(args.data)
     if args.write_baseline:
         print(f"baseline written: {baseline.write('collectives', changes, args.write_baseline)}")
     else:
@@ -247,12 +244,23 @@ def print_infiniband(data: Path) -> None:
           "(goal: median <= 15 %)")
 
 
-def print_change(changes: list[tuple[str, str, str, float]]) -> None:
+def print_change(changes: list[tuple[str, str, str, float]], kinds: tuple[str, ...] = ("source", "regime")) -> None:
     """Before (the saved baseline) and after, per source and per regime: n, median signed error, max |error|."""
     title = f"Before ({baseline.header('collectives') or 'no baseline saved'}) and after: signed time error"
-    baseline.print_change({baseline.SOURCE: f"{title}, per source",
-                           baseline.REGIME: f"{title}, per regime (nccl-tests points)"},
-                          changes, baseline.read("collectives"))
+    titles = {baseline.SOURCE: f"{title}, per source", baseline.REGIME: f"{title}, per regime (nccl-tests points)"}
+    baseline.print_change({kind: titles[kind] for kind in kinds}, changes, baseline.read("collectives"))
+
+
+def changes_of(data: Path = DATA) -> list[tuple[str, str, str, float]]:
+    """(kind, group, point key, signed error) of every point, as ``main`` saves and compares them."""
+    changes, count = [], {}
+    for point in residuals(data):
+        count[point.label] = count.get(point.label, 0) + 1
+        key = f"#{count[point.label]} {point.num_nodes} nodes {int(point.size_bytes)} B"
+        changes.append((baseline.SOURCE, point.label, key, point.error))
+        if point.label.endswith("[nccl-tests]"):
+            changes.append((baseline.REGIME, ", ".join(regime_of(point)), f"{point.label} {key}", point.error))
+    return changes
 
 
 if __name__ == "__main__":
