@@ -68,6 +68,9 @@ PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
 # ... except LL on a tree, which NCCL rates at 1 / 3.8 of the link (tuning.cc: "busBw * 1.0 / 3.8"): its
 # 8-byte lines are reduced and forwarded at every hop of the chain.
 TREE_LL_BANDWIDTH = 1 / 3.8
+# ... and LL on a ring at 1 / 4 across nodes or in an all-reduce or reduce, else 1 / 3 (tuning.cc's LLRatio:
+# "nNodes > 1 || coll == AllReduce || coll == Reduce ? 1.0/4.0 : 1.0/3.0"), indexed by that condition
+RING_LL_BANDWIDTH = (1 / 3, 1 / 4)
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
 # PAT (NCCL 2.23+): all_gather / reduce_scatter with one GPU per node in log2(nodes) steps (Bruck-like); NCCL
 # rates it at 0.75 of the ring's bandwidth and log2(nodes) x net latency / 3.5 + 2.8 us per rank (tuning.cc)
@@ -313,6 +316,8 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2), hops=()) -> None:
         for p in protocols:
             share = TREE_LL_BANDWIDTH if algorithm == "tree" and p == 0 else PROTOCOL_BANDWIDTH[p]
+            if algorithm == "ring" and p == 0:
+                share = RING_LL_BANDWIDTH[nodes > 1 or op in ("all_reduce", "reduce")]
             pipelined = {}
             if hops and algorithm == "nvls_tree":
                 pipelined = dict(chunk_bytes=pipeline.NVLS_CHUNK_BYTES)

@@ -3,7 +3,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from clusterplan.perf.collectives import (System, bus_factor, element_count, predict, predict_time_s,
+from clusterplan.perf.collectives import (System, _candidates, bus_factor, element_count, predict, predict_time_s,
                                           size_sweep, system_from_design)
 
 GiB = 2**30
@@ -152,3 +152,16 @@ def test_a_forced_ring_is_held_to_the_ring_and_its_nic_bound():
     assert np.all(free.time_s <= ring.time_s)          # the tuner's pick is never slower than one algorithm
     with pytest.raises(ValueError, match="unknown algorithm"):
         predict("all_reduce", sizes, nvswitch_node(), 16, algorithms=("rings",))
+
+
+def test_ring_ll_runs_at_nccl_ll_ratio():
+    """NCCL rates LL on a ring at 1/4 of the link across nodes or in an all-reduce, 1/3 for one node's other
+    collectives (tuning.cc LLRatio): 2 nodes of 8 x 50 GB/s at 0.9 = 360 GB/s -> 90 GB/s; one node's NVLink ring,
+    450 x 0.8 = 360 GB/s -> 90 GB/s for an all-reduce, 120 GB/s for an all-gather."""
+    def ring_ll(op, ranks, nodes):
+        return next(c for c in _candidates(op, nvswitch_node(), ranks, nodes, 8)
+                    if c.algorithm == "ring" and c.protocol == "LL").bandwidth_Bps
+    assert ring_ll("all_reduce", 16, 2) == pytest.approx(90e9)
+    assert ring_ll("all_gather", 16, 2) == pytest.approx(90e9)
+    assert ring_ll("all_reduce", 8, 1) == pytest.approx(90e9)
+    assert ring_ll("all_gather", 8, 1) == pytest.approx(120e9)
