@@ -18,6 +18,8 @@ time at its own per-channel speed before the pipeline runs full (``_fill``):
 
 with the chunk NCCL sizes per message (``perf.pipeline``: halved while each channel holds few chunks per
 hop of the tree's depth) and NCCL's channels (``System.channels``).
+A plain tree's network rate is also bounded by what its channels move (``perf.tree``: about half a ring
+channel's, its thread blocks split between the reduce up and the broadcast down).
 
 Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
 bandwidths come from the cluster's links with calibrated efficiencies
