@@ -23,10 +23,10 @@ _BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
 # A plain tree's network throughput per channel, a node's tree traffic both ways (collectives._tree_net_algbw):
 # calibrated on the NCCL_ALGO=Tree points of two B200 clusters with 8 x NDR400 a node on 2 nodes (busbw 335.2 and
 # 338.6 GB/s at 16-32 GiB, together-nccl-tests 2026-05): algbw 179.7 GB/s, / 0.9 (NCCL's tree correction at these
-# sizes) / 32 channels = 6.2 GB/s. Checked, not fitted: the same trees on 4 to 64 nodes (busbw 190.7-195.9 GB/s;
-# the model 7-11 % slow), A3 Mega's TCPXO tree on 2 nodes (algbw 181 GB/s) and NCCL's own choice of its NVLS tree
-# over the plain tree on 2-node H100 InfiniBand (NVIDIA/nccl-tests #309: 466-469 GB/s, which no plain tree
-# reaches there).
+# sizes) / 32 channels = 6.2 GB/s. Checked, not fitted: the same trees on 4 to 60 nodes (busbw 190.7-195.6 GB/s,
+# the model 176-181: 8-9 % slow), A3 Mega's TCPXO tree on 2 nodes (algbw 181 GB/s) and NCCL's own choice of its
+# NVLS tree over the plain tree on 2-node H100 InfiniBand (NVIDIA/nccl-tests #309: 466-469 GB/s, which no plain
+# tree reaches there).
 CHANNEL_Bps = 6.2e9
 
 
