@@ -13,6 +13,8 @@ files equal what this script produces now, so a change to the model that moves a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
 from pathlib import Path
@@ -150,9 +152,23 @@ def document(data: dict) -> str:
             lines.append(f"| {key.replace(' | ', ', ')} | {row['n']} | {row['median']:+.1%} | {row['min']:+.1%} | "
                          f"{row['max']:+.1%} | {row['low']:+.1%} to {row['high']:+.1%} |")
         lines.append("")
+    lines += _collectives_change()
     lines += _whole_run(data["whole_run"])
     lines += _reliability()
     return "\n".join(lines)
+
+
+def _collectives_change() -> list[str]:
+    """The multi-node InfiniBand goal per cluster and the before/after per regime, as validate_collectives.py
+    prints them."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        validate_collectives.print_infiniband(validate_collectives.DATA)
+        print()
+        validate_collectives.print_change(validate_collectives.changes_of(), kinds=("regime",))
+    return ["As `benchmarks/validate_collectives.py` prints them: the multi-node InfiniBand points at >= 64 MiB per",
+            "cluster, and each regime's signed error before (the saved baseline) and after:", "", "```",
+            *printed.getvalue().rstrip("\n").splitlines(), "```", ""]
 
 
 def _whole_run(row: dict) -> list[str]:

@@ -18,6 +18,8 @@ time at its own per-channel speed before the pipeline runs full (``_fill``):
 
 with the chunk NCCL sizes per message (``perf.pipeline``: halved while each channel holds few chunks per
 hop of the tree's depth) and NCCL's channels (``System.channels``).
+A plain tree's network rate is also bounded by what its channels move (``perf.tree``: about half a ring
+channel's, its thread blocks split between the reduce up and the broadcast down).
 
 Latencies are NCCL's own tuning constants (src/graph/tuning.cc, NCCL 2.30);
 bandwidths come from the cluster's links with calibrated efficiencies
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from clusterplan.perf import ecmp, pipeline
+from clusterplan.perf import ecmp, pipeline, tree
 from clusterplan.perf.numeric import minimum
 from clusterplan.schema import FROZEN
 
@@ -68,16 +70,9 @@ PROTOCOL_BANDWIDTH = (0.5, 0.92, 1.0)
 # ... except LL on a tree, which NCCL rates at 1 / 3.8 of the link (tuning.cc: "busBw * 1.0 / 3.8"): its
 # 8-byte lines are reduced and forwarded at every hop of the chain.
 TREE_LL_BANDWIDTH = 1 / 3.8
-# NCCL's treeCorrectionFactor for Simple, LL and LL128, by log2(size / 64 B), 64 B .. 512 MiB
-# (NCCL steps between buckets; the model interpolates, see _tree_correction).
-TREE_CORRECTION = {
-    "Simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9),
-    "LL": (1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1),
-    "LL128": (1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1),
-}
-_TREE_TABLES = {protocol: np.asarray(table, dtype=float) for protocol, table in TREE_CORRECTION.items()}
-_TREE_FLOATS = {protocol: tuple(table.tolist()) for protocol, table in _TREE_TABLES.items()}
-_TREE_BUCKETS = np.arange(len(TREE_CORRECTION["Simple"]))
+# ... and LL on a ring at 1 / 4 across nodes or in an all-reduce or reduce, else 1 / 3 (tuning.cc's LLRatio:
+# "nNodes > 1 || coll == AllReduce || coll == Reduce ? 1.0/4.0 : 1.0/3.0"), indexed by that condition
+RING_LL_BANDWIDTH = (1 / 3, 1 / 4)
 RING_PLATEAU = 1.4      # NCCL: multi-node Simple ring all-reduce latency x 1.4
 # PAT (NCCL 2.23+): all_gather / reduce_scatter with one GPU per node in log2(nodes) steps (Bruck-like); NCCL
 # rates it at 0.75 of the ring's bandwidth and log2(nodes) x net latency / 3.5 + 2.8 us per rank (tuning.cc)
@@ -252,7 +247,7 @@ def _time_s(candidate: Candidate, sizes):
     """One candidate's time for ``sizes`` (a float or an array)."""
     bandwidth_Bps = candidate.bandwidth_Bps
     if candidate.algorithm in ("tree", "nvls_tree"):
-        bandwidth_Bps = bandwidth_Bps * _tree_correction(candidate.protocol, sizes)
+        bandwidth_Bps = bandwidth_Bps * tree.correction(candidate.protocol, sizes)
     time_s = candidate.latency_s + sizes * candidate.bytes_per_size / bandwidth_Bps
     if candidate.fill_s_per_byte:
         if type(sizes) is not np.ndarray and sizes >= candidate.unhalved_from_bytes:
@@ -272,22 +267,13 @@ def _fill(hops_Bps: list[float], protocol_share: float) -> float:
     return others / protocol_share
 
 
-def _tree_correction(protocol: str, sizes):
-    """NCCL's per-size tree factor, interpolated in log2(size) so that time still grows with size."""
-    if type(sizes) is np.ndarray:
-        return np.interp(np.log2(np.maximum(sizes, 64) / 64), _TREE_BUCKETS, _TREE_TABLES[protocol])
-    return _interpolate(float(np.log2(max(sizes, 64) / 64)), _TREE_FLOATS[protocol])
-
-
-def _interpolate(position: float, table: tuple[float, ...]) -> float:
-    """``np.interp(position, [0, 1, 2 ...], table)`` for one position >= 0: the same arithmetic, without
-    numpy's microseconds per call."""
-    if position >= len(table) - 1:
-        return table[-1]
-    below = int(position)
-    if position == below:
-        return table[below]
-    return (table[below + 1] - table[below]) * (position - below) + table[below]
+def _tree_net_algbw(system: System, node_net_Bps: float, nodes: int) -> float:
+    """A double binary tree's network algbw: each node moves S in and out on two nodes, 2 S on more, at the
+    smaller of its NICs' rate and what its channels can move. A tree channel's thread block splits between the
+    reduce going up and the broadcast coming down (NCCL runTreeSplit), so a channel carries a node's tree traffic
+    at ``tree.CHANNEL_Bps``, about half a ring channel's (docs/collectives.md, tree throughput)."""
+    node_Bps = min(node_net_Bps, system.channels * tree.CHANNEL_Bps)
+    return node_Bps / (1 if nodes == 2 else 2) / ecmp.slowdown(system, nodes, True)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -332,6 +318,8 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
     def add(algorithm: str, bandwidth_Bps: float, per_factor: float, protocols=(0, 1, 2), hops=()) -> None:
         for p in protocols:
             share = TREE_LL_BANDWIDTH if algorithm == "tree" and p == 0 else PROTOCOL_BANDWIDTH[p]
+            if algorithm == "ring" and p == 0:
+                share = RING_LL_BANDWIDTH[nodes > 1 or op in ("all_reduce", "reduce")]
             pipelined = {}
             if hops and algorithm == "nvls_tree":
                 pipelined = dict(chunk_bytes=pipeline.NVLS_CHUNK_BYTES)
@@ -356,8 +344,9 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
         # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
         net_algbw = node_net / (1 if nodes == 2 else 2) / ecmp.slowdown(system, nodes, True)
         up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
-        chain = [peer] * (2 * (local - 1)) + [net_algbw] * up_down
-        add("tree", min(peer, net_algbw), 1.0, hops=chain)
+        tree_net = _tree_net_algbw(system, node_net, nodes)
+        chain = [peer] * (2 * (local - 1)) + [tree_net] * up_down
+        add("tree", min(peer, tree_net), 1.0, hops=chain)
         if system.nvls:
             nvls = system.intra_bw_Bps * system.nvls_efficiency
             add("nvls_tree", min(nvls, net_algbw), 1.0, (2,), hops=[nvls, *[net_algbw] * up_down, nvls])
