@@ -3,7 +3,8 @@
     python benchmarks/evidence.py            print the table and say whether the committed files are current
     python benchmarks/evidence.py --write    regenerate src/clusterplan/perf/evidence.json and docs/evidence.md
 
-Residuals: validate_training.py (every training run: step time), validate_collectives.py (the nccl-tests
+Residuals: validate_training.py (every training run: step time), validate_moe.py (the published
+mixture-of-experts runs, their recipes' settings: a regime of their own), validate_collectives.py (the nccl-tests
 points: the time of one collective; the PyTorch all_reduce_bench.py points time Python around NCCL and are
 left out) and validate_reliability.py (Llama 3 405B interruptions by cause, shown, not used as a band).
 The library reads the JSON (clusterplan.perf.evidence); tests/validation/test_evidence.py checks that both
@@ -18,12 +19,13 @@ import sys
 from pathlib import Path
 
 import validate_collectives
+import validate_moe
 import validate_reliability
 import validate_training
 import validate_whole_run
 from bands import regimes, stats, widest
 
-from clusterplan.perf.evidence import COLLECTIVE_KEYS, TABLE, TRAINING_KEYS
+from clusterplan.perf.evidence import COLLECTIVE_KEYS, MOE_KEYS, TABLE, TRAINING_KEYS, moe_regime
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "evidence.md"
@@ -46,6 +48,26 @@ def training() -> dict:
         if facts["num_gpus"] > GPUS_PER_NODE:
             envelope["technologies"].add(facts["technology"])
     return _kind(TRAINING_KEYS, residuals, envelope)
+
+
+def moe() -> dict:
+    """The mixture-of-experts part: the published MoE runs at their recipes' settings (validate_moe.py), the
+    signed error of the step time (predicted / measured - 1 = published / predicted tokens/s - 1)."""
+    residuals, envelope = [], {"gpus": set(), "gpu_precisions": set(), "technologies": set(), "max_num_gpus": 0,
+                               "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE}
+    for row in validate_moe.rows(True):
+        best = row["prediction"]
+        if best is None:
+            continue
+        key = moe_regime(gpu=row["gpu"], precision=row["precision"], num_gpus=row["num_gpus"])
+        residuals.append((key, row["published"] / best.tokens_per_s_per_gpu - 1))
+        envelope["gpus"].add(row["gpu"])
+        envelope["gpu_precisions"].add((row["gpu"], row["precision"]))
+        envelope["max_num_gpus"] = max(envelope["max_num_gpus"], row["num_gpus"])
+        envelope["max_seq_len"] = max(envelope["max_seq_len"], row["seq_len"])
+        if row["num_gpus"] > GPUS_PER_NODE:
+            envelope["technologies"].add(validate_moe.TECHNOLOGY)
+    return _kind(MOE_KEYS, residuals, envelope)
 
 
 def collectives() -> dict:
@@ -87,7 +109,7 @@ def table() -> dict:
     return {"schema": "clusterplan.evidence/1",
             "generated_by": "python benchmarks/evidence.py --write (do not edit by hand)",
             "error": "signed error of a predicted time: predicted / measured - 1 (negative: the model too fast)",
-            "training": training(), "collectives": collectives(), "whole_run": whole_run()}
+            "training": training(), "moe": moe(), "collectives": collectives(), "whole_run": whole_run()}
 
 
 def table_text(data: dict) -> str:
@@ -110,11 +132,14 @@ def document(data: dict) -> str:
         "  widened to cover its own extremes and its parent's band (the regime one key shorter; for a one-key",
         "  regime, the 10th-90th percentile of every residual of its kind).",
         "- **Lookup** (`clusterplan.perf.evidence`): the most specific regime (two keys or more) that has a point.",
-        "- **Out of domain**: a GPU, a precision on a GPU or a fabric technology with no validated point, a",
-        "  mixture-of-experts model, an NVLink domain larger than one server (GB200 NVL72: docs/nvl72.md), more",
+        "- **Out of domain**: a GPU, a precision on a GPU or a fabric technology with no validated point, an",
+        "  NVLink domain larger than one server (GB200 NVL72: docs/nvl72.md), more",
         "  GPUs or a longer sequence than any validated run: the prediction says",
         "  so in one line and carries the widest band, the extremes of every residual of its kind.",
-        "- **Residuals**: `benchmarks/validate_training.py` (every run), `benchmarks/validate_collectives.py`",
+        "- **Mixture of experts**: a MoE model's prediction takes its band from the published MoE runs, a kind",
+        "  of its own (regime: GPU, precision, GPUs) with its own envelope; outside it, the MoE runs' widest band.",
+        "- **Residuals**: `benchmarks/validate_training.py` (every run), `benchmarks/validate_moe.py` (the",
+        "  published MoE runs at their recipes' settings), `benchmarks/validate_collectives.py`",
         "  (the nccl-tests points; the PyTorch all_reduce_bench.py points time Python around NCCL and are left",
         "  out). The data: shared/data/validation (see its README) and benchmarks/data/validation.",
         "- **How it reads**: every surface (terminal, HTML report, live page, workbook) prints a prediction and",
@@ -132,6 +157,7 @@ def document(data: dict) -> str:
         "",
     ]
     for name, title, what in (("training", "Training step time", "GPU, precision, GPUs, model size, software era"),
+                              ("moe", "Mixture-of-experts training step time", "GPU, precision, GPUs"),
                               ("collectives", "Collective time", "span, GPU, message size")):
         kind = data[name]
         w = kind["widest"]

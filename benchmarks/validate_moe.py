@@ -39,9 +39,14 @@ VERSIONS = Path(__file__).parent / "data" / "validation" / "moe_same_layout_vers
 DISPATCHERS = {"alltoall": "alltoall", "deepep": "deepep", "hybridep": "deepep"}
 
 
+# the fabric every run is priced on (the published runs: DGX H100 and B200 nodes, 8 x 400G InfiniBand NDR)
+FABRIC = "ib-ndr400"
+TECHNOLOGY = load_catalog().get("fabrics", FABRIC).technology
+
+
 def cluster(gpu: str, gpus: int):
     spec = load_spec(overrides=[f'cluster.gpu="{gpu}"', f"cluster.num_nodes={max(1, gpus // 8)}",
-                                'network.fabric="ib-ndr400"', "network.nics_per_node=8", "network.tiers=0"])
+                                f'network.fabric="{FABRIC}"', "network.nics_per_node=8", "network.tiers=0"])
     return hardware(design(spec, load_catalog()))
 
 
