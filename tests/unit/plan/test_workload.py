@@ -165,10 +165,10 @@ def test_bad_software_and_moe_keys_name_themselves(key, value):
 
 
 def test_cuda_graphs_and_routing_reach_the_options(catalog):
-    """workload.cuda_graphs and workload.moe_dropless are passed as set; the defaults are eager launches (Megatron-
+    """workload.cuda_graphs and workload.moe_routing are passed as set; the defaults are eager launches (Megatron-
     Core's cuda_graph_impl none) and a dropless router."""
     spec = load_spec(overrides=['workload.model="qwen3-30b-a3b"', 'workload.cuda_graphs="attention+router"',
-                                "workload.moe_dropless=false"])
+                                'workload.moe_routing="tokendrop"'])
     options = resolve(spec.workload, design(spec, catalog)).options
     assert (options.cuda_graphs, options.moe_dropless) == ("attention+router", False)
     default = resolve(load_spec(overrides=['workload.model="qwen3-30b-a3b"']).workload,
@@ -184,11 +184,12 @@ def test_a_whole_iteration_graph_of_a_dropless_moe_model_is_refused_naming_the_k
         resolve(spec.workload, design(spec, catalog))
     assert error.value.key == "workload.cuda_graphs"
     for extra in ('workload.model="qwen3-30b-a3b"', 'workload.model="llama2-7b"'):
-        spec = load_spec(overrides=[extra, 'workload.cuda_graphs="full"', "workload.moe_dropless=false"])
+        spec = load_spec(overrides=[extra, 'workload.cuda_graphs="full"', 'workload.moe_routing="tokendrop"'])
         assert resolve(spec.workload, design(spec, catalog)).options.cuda_graphs == "full"
 
 
-def test_a_bad_cuda_graphs_value_names_its_key():
-    """A capture scope outside the choices names workload.cuda_graphs."""
-    with pytest.raises(ConfigError, match="cuda_graphs"):
-        load_spec(overrides=['workload.cuda_graphs="layers"'])
+@pytest.mark.parametrize("key, value", [("cuda_graphs", '"layers"'), ("moe_routing", '"capacity"')])
+def test_a_bad_cuda_graphs_or_routing_value_names_its_key(key, value):
+    """A capture scope or a routing outside the choices names workload.<key>."""
+    with pytest.raises(ConfigError, match=key):
+        load_spec(overrides=[f"workload.{key}={value}"])
