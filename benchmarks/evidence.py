@@ -171,7 +171,8 @@ def document(data: dict) -> str:
             lines.append(f"| {key.replace(' | ', ', ')} | {row['n']} | {row['median']:+.1%} | {row['min']:+.1%} | "
                          f"{row['max']:+.1%} | {row['low']:+.1%} to {row['high']:+.1%} |")
         lines.append("")
-    lines += _moe_before_after()
+        if name == "moe":
+            lines += _moe_before_after()
     lines += _whole_run(data["whole_run"])
     lines += _reliability()
     return "\n".join(lines)
@@ -180,7 +181,8 @@ def document(data: dict) -> str:
 def _moe_before_after() -> list[str]:
     """The published MoE runs before issue 32's mechanisms and after (validate_moe.py), as the MoE kind's story."""
     lines = ["### Mixture-of-experts runs before and after", "",
-             "`benchmarks/validate_moe.py` predicts every published MoE run at its release tag's recipe (overlap,",
+             "`benchmarks/validate_moe.py` predicts every published MoE run at its recipe's settings (the release",
+             "tag's Megatron-Bridge recipe, or the run script beside a Megatron-MoE-ModelZoo table: overlap,",
              "dispatcher, routing, CUDA graphs: benchmarks/data/validation/moe_training_throughput.csv). Before: the",
              "model before issue 32 (all-to-alls exposed and plain, FP32 gradients, no CUDA graphs); after: the",
              "recipe's settings, the merged schedule's wait for both routed blocks and the graphs' launches",

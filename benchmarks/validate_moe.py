@@ -4,7 +4,8 @@ Each row of benchmarks/data/validation/moe_training_throughput.csv is a publishe
 release, source and date beside it) with its layout and the recipe that ran it (Megatron-Bridge's
 scripts/performance at the release's tag): tp, pp, cp, virtual stages, ep, micro-batch and global batch are held,
 and so are the recipe's software settings: whether it overlaps the expert all-to-alls with compute
-(``a2a_overlap``, moe_a2a_overlap: Megatron-Core's merged forward-backward schedule), its token dispatcher
+(``a2a_overlap``, moe_a2a_overlap: Megatron-Core's merged forward-backward schedule), whether its tensor-parallel
+collectives overlap the GEMMs (``tp_overlap``, tp_comm_overlap; "-" at tp 1), its token dispatcher
 (alltoall, or DeepEP / HybridEP, both priced as ``deepep``: a token crosses the network once per node), its routing
 (dropless with the tokens force-balanced, or token dropping padded to capacity) and what CUDA graphs capture
 (``cuda_graphs``). The search picks the recomputation, the ZeRO stage and the experts' tensor-parallel size (etp:
@@ -63,7 +64,8 @@ def rows(after: bool = True, path: Path = DATA) -> list[dict]:
                           grad_reduce="bf16" if after else "fp32",   # the recipes' grad_reduce_in_fp32 = False
                           moe_dispatcher=DISPATCHERS[run["dispatcher"]] if after else "alltoall",
                           moe_dropless=run["routing"] == "dropless",
-                          cuda_graphs=run["cuda_graphs"] if after else "none")
+                          cuda_graphs=run["cuda_graphs"] if after else "none",
+                          tp_overlap=run["tp_overlap"] != "0")   # "-": tp 1, no tensor-parallel collective
         fixed = Constraints(tp=number["tp"], pp=number["pp"], cp=number["cp"], ep=number["ep"],
                             virtual_stages=number["vp"], mbs=number["micro_batch"])
         found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)
