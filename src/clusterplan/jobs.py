@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, MOE_ROUTING, PRECISIONS, RECOMPUTE, SHARDING,
-                               SIZE_MODES, SOFTWARE)
+from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, MOE_ROUTING, PRECISIONS,
+                               RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE)
 from clusterplan.schema import FROZEN, check, file_path, non_negative, positive, unit
 
 

@@ -99,8 +99,8 @@ def test_a_moe_prediction_takes_the_moe_runs_band_or_names_why_not(capsys):
     """The published MoE runs (benchmarks/validate_moe.py) are a regime of their own: Qwen3-30B-A3B in FP8 on the
     reference H100 cluster at 4K tokens is inside their envelope; Mixtral 8x7B at its default 8K tokens is outside
     it (every published MoE run is at 4K) and says so in one line with the MoE runs' widest band."""
-    code, out, _ = run(capsys, "train", "--model", "qwen3-30b-a3b", "--precision", "fp8", "--set", "workload.seq_len=4096",
-                       "--format", "json")
+    code, out, _ = run(capsys, "train", "--model", "qwen3-30b-a3b", "--precision", "fp8",
+                       "--set", "workload.seq_len=4096", "--format", "json")
     assert code == 0
     evidence = json.loads(out)["evidence"]
     assert evidence["regime"].startswith("mixture-of-experts, h100-sxm, fp8"), evidence

@@ -117,7 +117,8 @@ def resolve(workload: Workload, design: Design) -> Job:
     _check_expert_parallel(workload, model, gpus)
     if workload.cuda_graphs == "full" and model.moe_layers and workload.moe_routing == "dropless":
         raise ConfigError("a whole-iteration CUDA graph needs static shapes: a dropless router's token counts change "
-                          "every step (set workload.moe_routing = \"tokendrop\", or capture router or attention+router)",
+                          "every step (set workload.moe_routing = \"tokendrop\", or capture router or "
+                          "attention+router)",
                           key="workload.cuda_graphs")
     _check_tp(workload.tp, domain_gpus or design.domain_gpus, design.domain_gpus)
     fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
