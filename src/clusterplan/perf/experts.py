@@ -13,10 +13,11 @@ run many small GEMMs rather than one large one, and FP8 casts every local expert
 
 Every local expert is its own kernels (Transformer Engine's grouped linear: a GEMM per expert and matrix, and an
 FP8 cast of its input), launched by the host one by one. A dropless router learns how many tokens each expert
-gets only on the GPU: the host waits for those counts (a device-to-host copy) before it can size the
-all-to-alls and the expert GEMMs, so the GPU's queue runs dry there and, in the forward pass, the GPU waits for
-each launch of the routed block (docs/training.md, Mixture of experts). The backward reuses the counts: there the
-host runs ahead as in a dense layer, and only the total launch time bounds the micro-batch.
+gets only on the GPU: the host waits for those counts (a device-to-host copy; DeepEP's and HybridEP's dispatch
+wait for them too) before it can size the all-to-alls and the expert GEMMs, so the GPU's queue runs dry there
+and, in the forward pass, the GPU waits for each launch of the routed block (docs/training.md, Mixture of
+experts). The backward reuses the counts: there the host runs ahead as in a dense layer, and only the total
+launch time bounds the micro-batch.
 
 With the expert all-to-alls overlapped (Megatron-Core's merged forward-backward schedule, ``moe_overlap``) one
 micro-batch's forward and another's backward are launched layer by layer, sub-module by sub-module, in one
