@@ -73,7 +73,8 @@ class RoutedExperts:
     layer_gemm_s: object     # one layer's expert GEMMs forward (averaged over the layers)
     layer_kernels: object    # kernels of one layer's routed block, forward (averaged over the layers)
     launch_s: object         # host time to launch the stage's routed blocks: forward, recomputation, backward
-    wait_s: object           # the part the GPU waits for: the forward (and recomputed) routed blocks
+    wait_s: object           # the part the GPU waits for: the forward (and recomputed) routed blocks after a
+                             # dropless router's sync; in the merged schedule all of launch_s; token dropping 0
 
 
 @dataclass(**FROZEN)
