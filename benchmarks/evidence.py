@@ -3,7 +3,8 @@
     python benchmarks/evidence.py            print the table and say whether the committed files are current
     python benchmarks/evidence.py --write    regenerate src/clusterplan/perf/evidence.json and docs/evidence.md
 
-Residuals: validate_training.py (every training run: step time), validate_collectives.py (the nccl-tests
+Residuals: validate_training.py (every training run: step time), validate_moe.py (the published
+mixture-of-experts runs, their recipes' settings: a regime of their own), validate_collectives.py (the nccl-tests
 points: the time of one collective; the PyTorch all_reduce_bench.py points time Python around NCCL and are
 left out) and validate_reliability.py (Llama 3 405B interruptions by cause, shown, not used as a band).
 The library reads the JSON (clusterplan.perf.evidence); tests/validation/test_evidence.py checks that both
@@ -20,12 +21,13 @@ import sys
 from pathlib import Path
 
 import validate_collectives
+import validate_moe
 import validate_reliability
 import validate_training
 import validate_whole_run
 from bands import regimes, stats, widest
 
-from clusterplan.perf.evidence import COLLECTIVE_KEYS, TABLE, TRAINING_KEYS
+from clusterplan.perf.evidence import COLLECTIVE_KEYS, MOE_KEYS, TABLE, TRAINING_KEYS, moe_regime
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "evidence.md"
@@ -48,6 +50,26 @@ def training() -> dict:
         if facts["num_gpus"] > GPUS_PER_NODE:
             envelope["technologies"].add(facts["technology"])
     return _kind(TRAINING_KEYS, residuals, envelope)
+
+
+def moe() -> dict:
+    """The mixture-of-experts part: the published MoE runs at their recipes' settings (validate_moe.py), the
+    signed error of the step time (predicted / measured - 1 = published / predicted tokens/s - 1)."""
+    residuals, envelope = [], {"gpus": set(), "gpu_precisions": set(), "technologies": set(), "max_num_gpus": 0,
+                               "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE}
+    for row in validate_moe.rows(True):
+        best = row["prediction"]
+        if best is None:
+            continue
+        key = moe_regime(gpu=row["gpu"], precision=row["precision"], num_gpus=row["num_gpus"])
+        residuals.append((key, row["published"] / best.tokens_per_s_per_gpu - 1))
+        envelope["gpus"].add(row["gpu"])
+        envelope["gpu_precisions"].add((row["gpu"], row["precision"]))
+        envelope["max_num_gpus"] = max(envelope["max_num_gpus"], row["num_gpus"])
+        envelope["max_seq_len"] = max(envelope["max_seq_len"], row["seq_len"])
+        if row["num_gpus"] > GPUS_PER_NODE:
+            envelope["technologies"].add(validate_moe.TECHNOLOGY)
+    return _kind(MOE_KEYS, residuals, envelope)
 
 
 def collectives() -> dict:
@@ -94,7 +116,7 @@ def table() -> dict:
     return {"schema": "clusterplan.evidence/1",
             "generated_by": "python benchmarks/evidence.py --write (do not edit by hand)",
             "error": "signed error of a predicted time: predicted / measured - 1 (negative: the model too fast)",
-            "training": training(), "collectives": collectives(), "whole_run": whole_run()}
+            "training": training(), "moe": moe(), "collectives": collectives(), "whole_run": whole_run()}
 
 
 def table_text(data: dict) -> str:
@@ -117,11 +139,14 @@ def document(data: dict) -> str:
         "  widened to cover its own extremes and its parent's band (the regime one key shorter; for a one-key",
         "  regime, the 10th-90th percentile of every residual of its kind).",
         "- **Lookup** (`clusterplan.perf.evidence`): the most specific regime (two keys or more) that has a point.",
-        "- **Out of domain**: a GPU, a precision on a GPU or a fabric technology with no validated point, a",
-        "  mixture-of-experts model, an NVLink domain larger than one server (GB200 NVL72: docs/nvl72.md), more",
+        "- **Out of domain**: a GPU, a precision on a GPU or a fabric technology with no validated point, an",
+        "  NVLink domain larger than one server (GB200 NVL72: docs/nvl72.md), more",
         "  GPUs or a longer sequence than any validated run: the prediction says",
         "  so in one line and carries the widest band, the extremes of every residual of its kind.",
-        "- **Residuals**: `benchmarks/validate_training.py` (every run), `benchmarks/validate_collectives.py`",
+        "- **Mixture of experts**: a MoE model's prediction takes its band from the published MoE runs, a kind",
+        "  of its own (regime: GPU, precision, GPUs) with its own envelope; outside it, the MoE runs' widest band.",
+        "- **Residuals**: `benchmarks/validate_training.py` (every run), `benchmarks/validate_moe.py` (the",
+        "  published MoE runs at their recipes' settings), `benchmarks/validate_collectives.py`",
         "  (the nccl-tests points; the PyTorch all_reduce_bench.py points time Python around NCCL and are left",
         "  out). The data: shared/data/validation (see its README) and benchmarks/data/validation.",
         "- **How it reads**: every surface (terminal, HTML report, live page, workbook) prints a prediction and",
@@ -139,6 +164,7 @@ def document(data: dict) -> str:
         "",
     ]
     for name, title, what in (("training", "Training step time", "GPU, precision, GPUs, model size, software era"),
+                              ("moe", "Mixture-of-experts training step time", "GPU, precision, GPUs"),
                               ("collectives", "Collective time", "span, GPU, message size")):
         kind = data[name]
         w = kind["widest"]
@@ -152,6 +178,8 @@ def document(data: dict) -> str:
             lines.append(f"| {key.replace(' | ', ', ')} | {row['n']} | {row['median']:+.1%} | {row['min']:+.1%} | "
                          f"{row['max']:+.1%} | {row['low']:+.1%} to {row['high']:+.1%} |")
         lines.append("")
+        if name == "moe":
+            lines += _moe_before_after()
     lines += _collectives_change()
     lines += _whole_run(data["whole_run"])
     lines += _reliability()
@@ -169,6 +197,27 @@ def _collectives_change() -> list[str]:
     return ["As `benchmarks/validate_collectives.py` prints them: the multi-node InfiniBand points at >= 64 MiB per",
             "cluster, and each regime's signed error before (the saved baseline) and after:", "", "```",
             *printed.getvalue().rstrip("\n").splitlines(), "```", ""]
+
+
+def _moe_before_after() -> list[str]:
+    """The published MoE runs before issue 32's mechanisms and after (validate_moe.py), as the MoE kind's story."""
+    lines = ["### Mixture-of-experts runs before and after", "",
+             "`benchmarks/validate_moe.py` predicts every published MoE run at its recipe's settings (the release",
+             "tag's Megatron-Bridge recipe, or the run script beside a Megatron-MoE-ModelZoo table: overlap,",
+             "dispatcher, routing, CUDA graphs: benchmarks/data/validation/moe_training_throughput.csv). Before: the",
+             "model before issue 32 (all-to-alls exposed and plain, FP32 gradients, no CUDA graphs); after: the",
+             "recipe's settings, the merged schedule's wait for both routed blocks and the graphs' launches",
+             "(docs/training.md, Mixture of experts). Errors of tokens/s per GPU (predicted / published - 1):", "",
+             "| release | model | system | GPUs | published | before | after |", "|---|---|---|---:|---:|---:|---:|"]
+    before, after = validate_moe.rows(False), validate_moe.rows(True)
+    for old, new in zip(before, after, strict=True):
+        errors = [f"{row['prediction'].tokens_per_s_per_gpu / row['published'] - 1:+.1%}"
+                  if row["prediction"] is not None else "no fit" for row in (old, new)]
+        lines.append(f"| {new['release']} | {new['model']} | {new['system']} | {new['num_gpus']:,} | "
+                     f"{new['published']:,.0f} | {errors[0]} | {errors[1]} |")
+    lines += ["", f"Before: {validate_moe.summary(before)}; after: {validate_moe.summary(after)} "
+              "(the domain's bar: median <= 15 %, max <= 35 %).", ""]
+    return lines
 
 
 def _whole_run(row: dict) -> list[str]:

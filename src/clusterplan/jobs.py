@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import (ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES,
-                               SOFTWARE)
+from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, MOE_ROUTING, PRECISIONS,
+                               RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE)
 from clusterplan.schema import FROZEN, check, file_path, non_negative, positive, unit
 
 
@@ -48,6 +48,10 @@ class Workload:
                                      # overlap_moe_expert_parallel_comm; off, its default)
     moe_dispatcher: str = "alltoall"  # alltoall (Megatron's default) | deepep (a token crosses the network once a node)
     expert_imbalance: float = 1.0    # tokens of the busiest expert over the mean (1 = balanced routing)
+    moe_routing: str = "dropless"    # dropless (every token kept: a host sync on the experts' counts) | tokendrop
+                                     # (capacity factor 1, padded to capacity: static shapes, no sync)
+    cuda_graphs: str = "none"        # none | router | attention+router | full (what CUDA graphs capture; full
+                                     # needs static shapes: a dense model, or token dropping)
 
     def __post_init__(self) -> None:
         non_negative(self.tokens, "tokens")
@@ -68,6 +72,10 @@ class Workload:
         check(self.moe_dispatcher in MOE_DISPATCHERS, "moe_dispatcher",
               f"must be one of {', '.join(MOE_DISPATCHERS)}, got {self.moe_dispatcher!r}")
         check(self.expert_imbalance >= 1, "expert_imbalance", f"must be >= 1, got {self.expert_imbalance}")
+        check(self.moe_routing in MOE_ROUTING, "moe_routing",
+              f"must be one of {', '.join(MOE_ROUTING)}, got {self.moe_routing!r}")
+        check(self.cuda_graphs in CUDA_GRAPHS, "cuda_graphs",
+              f"must be one of {', '.join(CUDA_GRAPHS)}, got {self.cuda_graphs!r}")
         check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 
     @property

@@ -13,6 +13,13 @@ SHARDING = ("full", "hybrid")
 SOFTWARE = ("current", "megatron-2021", "megatron-2022", "deepspeed-2023")
 GRAD_REDUCE = ("fp32", "bf16")
 MOE_DISPATCHERS = ("alltoall", "deepep")
+# a MoE router's routing: dropless (every token kept; the host syncs on the experts' counts) or tokendrop (capacity
+# factor 1, padded to capacity: static shapes, no sync)
+MOE_ROUTING = ("dropless", "tokendrop")
+# CUDA graph capture (docs/training.md, CUDA graphs): none (Megatron-Core's default, eager launches), the MoE router
+# and its token-count preprocessing, those and each layer's attention, or the whole iteration (static shapes only:
+# token dropping padded to capacity, never a dropless router)
+CUDA_GRAPHS = ("none", "router", "attention+router", "full")
 
 # clusterplan size: the ways to get the GPUs (docs/size.md)
 SIZE_MODES = ("own", "reserved", "on-demand", "spot", "hybrid")

@@ -49,7 +49,8 @@ def test_train_search_lists_expert_parallel_layouts_across_the_domain(capsys):
     assert 8 < lay["ep"] <= 64 and lay["etp"] * lay["ep"] <= 64 and lay["etp"] in (1, lay["tp"])
     code, out, _ = run(capsys, "train", NVL72, *DEEPSEEK, "--search", "--top", "5")
     assert code == 0 and f"(ep {lay['ep']}" in out and " ep " in out.split("Top layouts")[1].splitlines()[1]
-    assert "no validated bf16 run on gb200" in out and "mixture-of-experts" in out
+    # a MoE model's band is the MoE runs' (H100 and B200 only): out of their domain, naming why
+    assert "no validated mixture-of-experts run on gb200" in " ".join(out.split())
 
 
 def test_a_tp_that_straddles_domains_is_bad_input_naming_the_key(capsys):

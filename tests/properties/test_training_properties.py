@@ -119,14 +119,37 @@ moe_models = st.builds(
 @settings(max_examples=20, deadline=None)
 @given(model=moe_models, ep=st.sampled_from([2, 4, 8]), dp=st.sampled_from([8, 16]))
 def test_overlapping_or_deduplicating_the_expert_exchange_never_slows_a_step(model, ep, dp):
-    """moe_overlap hides at most what it costs 0.2 of, and deepep sends no more bytes: neither lengthens a step."""
+    """With token dropping (no router sync) moe_overlap hides at most what it costs 0.2 of, and deepep sends no
+    more bytes: neither lengthens a step. With a dropless router the merged schedule never shortens the host's
+    wait (the GPU waits for both routed blocks' launches, experts.py)."""
     from clusterplan.perf.layout import Layout
     if model.experts % ep or model.experts_per_token > model.experts:
         return
     layout = Layout(tp=1, pp=1, dp=dp, cp=1, mbs=1, virtual_stages=1, recompute="none", zero=1, ep=ep)
-    base = evaluate(model, HW, OPTIONS, layout).step.total
+    dropping = dataclasses.replace(OPTIONS, moe_dropless=False)
+    base = evaluate(model, HW, dropping, layout).step.total
     for change in ({"moe_overlap": True}, {"moe_dispatcher": "deepep"}):
-        assert evaluate(model, HW, dataclasses.replace(OPTIONS, **change), layout).step.total <= base * (1 + 1e-12)
+        assert evaluate(model, HW, dataclasses.replace(dropping, **change), layout).step.total <= base * (1 + 1e-12)
+    plain = evaluate(model, HW, OPTIONS, layout).step.host
+    assert evaluate(model, HW, dataclasses.replace(OPTIONS, moe_overlap=True), layout).step.host >= plain
+
+
+@settings(max_examples=20, deadline=None)
+@given(model=moe_models, ep=st.sampled_from([1, 2, 4, 8]), dp=st.sampled_from([8, 16]),
+       dropless=st.booleans())
+def test_cuda_graphs_never_lengthen_a_step_and_a_full_graph_leaves_no_host_time(model, ep, dp, dropless):
+    """Each wider capture replays more kernels in one launch: router <= none, attention+router <= router; a
+    whole-iteration graph (token dropping) leaves the host nothing to launch."""
+    from clusterplan.perf.layout import Layout
+    if model.experts % ep or model.experts_per_token > model.experts:
+        return
+    layout = Layout(tp=1, pp=1, dp=dp, cp=1, mbs=1, virtual_stages=1, recompute="none", zero=1, ep=ep)
+    options = dataclasses.replace(OPTIONS, moe_dropless=dropless)
+    steps = [evaluate(model, HW, dataclasses.replace(options, cuda_graphs=graphs), layout).step
+             for graphs in ("none", "router", "attention+router")]
+    assert steps[0].total >= steps[1].total * (1 - 1e-12) and steps[1].total >= steps[2].total * (1 - 1e-12)
+    full = evaluate(model, HW, dataclasses.replace(options, moe_dropless=False, cuda_graphs="full"), layout).step
+    assert full.host == 0.0
 
 
 @settings(max_examples=20, deadline=None)

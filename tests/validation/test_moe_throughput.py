@@ -1,8 +1,9 @@
 """Mixture-of-experts training throughput against published Megatron runs (benchmarks/data/validation/
-moe_training_throughput.csv, NVIDIA Megatron-Bridge performance summary, NeMo 25.09 and 25.11): the routed experts
-priced as grouped GEMMs by local expert with their launches (perf/experts.py) bring the median |error| from
-91.5 % (dense roofline) to 25.4 %, and each recipe's all-to-all overlap and DeepEP dispatcher to 17.8 %; the
-tolerance here is 20 % on the median, 30 % on the B200 runs, 10 % on DeepSeek-V3 on 1,024 H100 (DeepEP)."""
+moe_training_throughput.csv: NVIDIA Megatron-Bridge performance summary, NeMo 25.09 to 26.04.01, each run at its
+release tag's recipe, and Megatron-MoE-ModelZoo's Qwen3-235B-A22B table): the evidence domain's bar, median
+|error| <= 15 % and max <= 35 % (issue 32), and the runs that differ in the merged forward-backward schedule keep
+their order: Qwen3-30B-A3B on 16 H100 is slower with it (26.02: 5,113 tokens/s per GPU) than without it (26.04:
+8,901), Qwen3-235B-A22B on 256 H100 faster (17.6 s against 19.7 s a step)."""
 
 import sys
 from pathlib import Path
@@ -14,13 +15,32 @@ sys.path.insert(0, str(BENCHMARKS))
 validate_moe = pytest.importorskip("validate_moe")
 
 
-def test_moe_throughput_median_error_within_20_percent():
-    """Median |predicted / published - 1| over the predicted runs <= 20 %; every B200 run within 30 %; DeepSeek-V3
-    on 1,024 H100 with DeepEP within 10 %."""
-    rows = [row for row in validate_moe.rows() if row["prediction"] is not None]
-    errors = {(row["model"], row["system"]): row["prediction"].tokens_per_s_per_gpu / row["published"] - 1
-              for row in rows}
-    ordered = sorted(abs(error) for error in errors.values())
-    assert len(ordered) >= 5 and ordered[len(ordered) // 2] <= 0.20, errors
-    assert all(abs(error) <= 0.30 for (_, system), error in errors.items() if system == "DGX-B200"), errors
-    assert abs(errors[("deepseek-v3", "DGX-H100")]) <= 0.10, errors
+def test_moe_throughput_within_the_evidence_domains_bar():
+    """Every run predicted; median |predicted / published - 1| <= 15 %, max <= 35 %."""
+    rows = validate_moe.rows()
+    assert all(row["prediction"] is not None for row in rows) and len(rows) >= 10
+    errors = [(row["model"], row["system"], row["release"], row["prediction"].tokens_per_s_per_gpu
+               / row["published"] - 1) for row in rows]
+    ordered = sorted(abs(error[-1]) for error in errors)
+    assert ordered[len(ordered) // 2] <= 0.15 and ordered[-1] <= 0.35, errors
+
+
+def test_the_merged_schedule_with_a_dropless_router_is_predicted_slower_on_a_launch_bound_model():
+    """Qwen3-30B-A3B on 16 H100: the 26.02 recipe (moe_a2a_overlap, ep 8) predicted below the 26.04 one (no
+    overlap, ep 16), as published."""
+    rows = {(row["model"], row["system"], row["release"]): row for row in validate_moe.rows()}
+    merged = rows[("qwen3-30b-a3b", "DGX-H100", "26.02")]
+    plain = rows[("qwen3-30b-a3b", "DGX-H100", "26.04")]
+    assert merged["published"] < plain["published"]
+    assert merged["prediction"].tokens_per_s_per_gpu < plain["prediction"].tokens_per_s_per_gpu
+
+
+def test_the_merged_schedule_speeds_a_gpu_bound_model_as_published():
+    """Qwen3-235B-A22B on 256 H100 in BF16 (Megatron-MoE-ModelZoo, 2025-05): the same layout with and without the
+    merged schedule (--combined-1f1b), 17.6 s and 19.7 s a step, 1.119x; the model's ratio within 5 % of it."""
+    rows = [row for row in validate_moe.rows() if row["release"] == "ModelZoo" and row["ep"] == 32]
+    plain, merged = sorted(rows, key=lambda row: row["a2a_overlap"])
+    assert (plain["a2a_overlap"], merged["a2a_overlap"]) == ("0", "1")
+    published = merged["published"] / plain["published"]
+    predicted = merged["prediction"].tokens_per_s_per_gpu / plain["prediction"].tokens_per_s_per_gpu
+    assert published == pytest.approx(19.7 / 17.6, rel=1e-3) and predicted == pytest.approx(published, rel=0.05)

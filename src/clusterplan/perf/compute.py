@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from clusterplan.perf.experts import LAUNCH_S, expert_gemms_s, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, Host, expert_gemms_s, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.memory import recipe_modules, routed_ffn
 from clusterplan.perf.model import Transformer
@@ -58,7 +58,8 @@ class Compute:
     recompute_s: object         # the part of backward_s that recomputes forward passes
     launch_s: object = 0.0      # host time to launch kernels beyond a dense layer's own: a MoE model's routed
                                 # experts (experts.py), the unfused softmax's PyTorch fallback
-    launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync)
+    launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync; both
+                                 # routed blocks in the merged forward-backward schedule: experts.py)
 
 
 def memory_bandwidth_Bps(hw: Hardware) -> float:
@@ -72,8 +73,9 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options, stage.micro_batches)
     backward = functools.partial(gemm, backward=True)
+    host = Host(dropless=options.moe_dropless, merged=options.moe_overlap, graphs=options.cuda_graphs)
     routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
-                            gemm, options.expert_imbalance)
+                            gemm, options.expert_imbalance, host)
     routed_backward = expert_gemms_s(model, T, ftp, stage.expert_tp, stage.ep, backward, options.expert_imbalance)
     # attention's own matmuls, the MoE router and Megatron's output layer stay in BF16 in an FP8 run (Transformer
     # Engine casts only its linear layers)
@@ -100,11 +102,12 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     # logits on the last stage: GEMM (Megatron's output layer is its own linear layer, outside Transformer Engine),
     # and the FP32 cross-entropy passes
     t_logits = 3 * bf16(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
-    fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo)
+    # the unfused softmax's PyTorch ops are launched one by one, unless a graph over attention captures them
+    eager = options.cuda_graphs in ("none", "router")
+    fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo) * eager
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s + fallback_launch_s,
-                   launch_wait_s=routed.wait_s if options.moe_dropless else 0.0)
+                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
 
 
 def _module_recompute_s(model: Transformer, T, ftp, gemm, mem_bw):

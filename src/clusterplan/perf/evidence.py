@@ -6,8 +6,10 @@ collective), so e < 0 means the model was too fast. A regime is a key such as (G
 model-size band, software era); the table holds every prefix of that key that has a point, each with its
 n, median and band (10th to 90th percentile of e; where n < 10, widened to cover the regime's own extremes
 and its parent's band). A lookup takes the most specific prefix it finds; a prediction outside every
-validated regime (a GPU, precision or fabric with no point, MoE, more GPUs or a longer sequence than any
-run) names why and gets the widest band: the extremes of every residual of its kind.
+validated regime (a GPU, precision or fabric with no point, more GPUs or a longer sequence than any run)
+names why and gets the widest band: the extremes of every residual of its kind. A mixture-of-experts model's
+prediction takes its band from the published MoE runs (benchmarks/validate_moe.py), a regime of its own keyed
+by GPU, precision and GPUs, with the MoE runs' own envelope.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ MESSAGE_BANDS = ((64 * 2**10, "< 64 KiB"), (64 * 2**20, "64 KiB - 64 MiB"))
 ERAS = {"unfused": "unfused 2021-22", "flash1": "flash1 2022-23", "flash2": "fused 2023+", "flash": "fused 2023+"}
 TRAINING_KEYS = ("gpu", "precision", "gpus", "size", "era")
 COLLECTIVE_KEYS = ("span", "gpu", "message")
+MOE_KEYS = ("family", "gpu", "precision", "gpus")
+MOE = "mixture-of-experts"
 
 
 @dataclass(**FROZEN)
@@ -91,6 +95,11 @@ def training_regime(*, gpu: str, precision: str, num_gpus: int, params: float, a
     return gpu, precision, gpus_band(num_gpus), size_band(params), ERAS[attention]
 
 
+def moe_regime(*, gpu: str, precision: str, num_gpus: int) -> tuple[str, ...]:
+    """The full regime key of a mixture-of-experts training prediction, in MOE_KEYS order."""
+    return MOE, gpu, precision, gpus_band(num_gpus)
+
+
 def collective_regime(*, gpu: str, num_nodes: int, size_bytes: float) -> tuple[str, ...]:
     """The full regime key of a collective's prediction, in COLLECTIVE_KEYS order."""
     return "one node" if num_nodes <= 1 else "2+ nodes", gpu, message_band(size_bytes)
@@ -105,7 +114,10 @@ def table() -> dict:
 def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, attention: str, technology: str,
                   seq_len: int, experts: int = 1, domain_gpus: int = 0) -> Band:
     """The band of a training prediction (step time, tokens/s, time- and cost-to-train); ``domain_gpus``: the
-    cluster's NVLink domain (0 = one server's)."""
+    cluster's NVLink domain (0 = one server's); a model with ``experts`` > 1 takes the MoE runs' band."""
+    if experts > 1:
+        return _moe_band(gpu=gpu, precision=precision, num_gpus=num_gpus, technology=technology, seq_len=seq_len,
+                         domain_gpus=domain_gpus)
     kind = table()["training"]
     envelope = kind["envelope"]
     reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"])
@@ -113,8 +125,6 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
         reasons.append(f"no validated run on {gpu}")
     elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
         reasons.append(f"no validated {precision} run on {gpu}")
-    if experts > 1:
-        reasons.append("mixture-of-experts (too few validated MoE runs for a band)")
     if num_gpus > envelope["max_num_gpus"]:
         reasons.append(f"{num_gpus:,} GPUs, more than any validated run ({envelope['max_num_gpus']:,})")
     if seq_len > envelope["max_seq_len"]:
@@ -123,6 +133,29 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
         reasons.append(f"no validated multi-node run over {technology}")
     key = training_regime(gpu=gpu, precision=precision, num_gpus=num_gpus, params=params, attention=attention)
     return _band("training", kind, key, reasons)
+
+
+def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_len: int, domain_gpus: int) -> Band:
+    """The band of a mixture-of-experts training prediction, from the published MoE runs and their envelope."""
+    kind = table().get("moe")
+    if kind is None:
+        return Band(kind="training", regime="out of domain", n=0, median=0.0, low=0.0, high=0.0,
+                    out_of_domain=("mixture-of-experts (no validated MoE run in the band table)",))
+    envelope = kind["envelope"]
+    reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"])
+    if gpu not in envelope["gpus"]:
+        reasons.append(f"no validated mixture-of-experts run on {gpu}")
+    elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
+        reasons.append(f"no validated {precision} mixture-of-experts run on {gpu}")
+    if num_gpus > envelope["max_num_gpus"]:
+        reasons.append(f"{num_gpus:,} GPUs, more than any validated mixture-of-experts run "
+                       f"({envelope['max_num_gpus']:,})")
+    if seq_len > envelope["max_seq_len"]:
+        reasons.append(f"sequence {seq_len:,}, longer than any validated mixture-of-experts run "
+                       f"({envelope['max_seq_len']:,})")
+    if num_gpus > envelope["gpus_per_node"] and technology not in envelope["technologies"]:
+        reasons.append(f"no validated multi-node mixture-of-experts run over {technology}")
+    return _band("training", kind, moe_regime(gpu=gpu, precision=precision, num_gpus=num_gpus), reasons)
 
 
 def collective_band(*, gpu: str, num_nodes: int, size_bytes: float, technology: str, domain_gpus: int = 0) -> Band:

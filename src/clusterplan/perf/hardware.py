@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-from clusterplan.names import ATTENTION, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, SHARDING
+from clusterplan.names import ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, SHARDING
 from clusterplan.perf.collectives import System, system_from_design
 from clusterplan.schema import FROZEN
 
@@ -63,11 +63,15 @@ class Options:
                                     # (a device-to-host sync, experts.py); False: token dropping at capacity
                                     # factor 1, padded to capacity (static shapes, no sync: Megatron's
                                     # moe_pad_expert_input_to_capacity, NeMo's 25.09 MoE recipes)
+    cuda_graphs: str = "none"       # what CUDA graphs capture (names.CUDA_GRAPHS): none (Megatron-Core's default),
+                                    # router, attention+router (Transformer Engine's per-layer graphs) or full (the
+                                    # whole iteration, one launch); captured kernels cost the host one graph launch
 
     def __post_init__(self) -> None:
         problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")
                     if getattr(self, name) < 1]
-        for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING)):
+        for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING),
+                              ("cuda_graphs", CUDA_GRAPHS)):
             if getattr(self, name) not in choices:
                 problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
         if self.grad_reduce not in GRAD_REDUCE:

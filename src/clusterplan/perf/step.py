@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 
 from clusterplan.perf.communication import Communication, communication
 from clusterplan.perf.compute import Compute, compute, memory_bandwidth_Bps
-from clusterplan.perf.experts import HOST_PASS_S
+from clusterplan.perf.experts import layer_pass_s
 from clusterplan.perf.hardware import Hardware, Options, precision_peak_flops
 from clusterplan.perf.layout import Layout, Layouts
 from clusterplan.perf.memory import Memory, memory, optimizer_params
@@ -176,9 +176,10 @@ def _slot(options: Options, busiest: Stage, work: Compute, traffic: Communicatio
     # Communication that runs beside compute takes SMs and HBM bandwidth from it
     overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s + ep_hidden)
     gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + ep_exposed
-    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes; after a
-    # dropless MoE router's sync the GPU also waits for each launch of the forward's routed block (experts.py)
-    launches = busiest.layers * HOST_PASS_S * (2 + redo) + work.launch_s
+    # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes (less what
+    # CUDA graphs replay in one launch); after a dropless MoE router's sync the GPU also waits for each launch of
+    # the forward's routed block, or of both routed blocks in the merged schedule (experts.py)
+    launches = busiest.layers * layer_pass_s(options.cuda_graphs) * (2 + redo) + work.launch_s
     host = work.launch_wait_s + maximum(launches - work.launch_wait_s - gpu, 0.0)
     return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),
                 overlap_s=overlap, gpu_s=gpu, host_s=host, ep_exposed_s=ep_exposed)

@@ -115,6 +115,11 @@ def resolve(workload: Workload, design: Design) -> Job:
         raise ConfigError(f"the model's {model.heads} attention heads are not divisible by tp = {workload.tp}",
                           key="workload.tp")
     _check_expert_parallel(workload, model, gpus)
+    if workload.cuda_graphs == "full" and model.moe_layers and workload.moe_routing == "dropless":
+        raise ConfigError("a whole-iteration CUDA graph needs static shapes: a dropless router's token counts change "
+                          "every step (set workload.moe_routing = \"tokendrop\", or capture router or "
+                          "attention+router)",
+                          key="workload.cuda_graphs")
     _check_tp(workload.tp, domain_gpus or design.domain_gpus, design.domain_gpus)
     fixed_product = (workload.tp or 1) * (workload.pp or 1) * (workload.dp or 1) * (workload.cp or 1)
     if all((workload.tp, workload.pp, workload.dp)) and fixed_product != gpus:
@@ -127,7 +132,8 @@ def resolve(workload: Workload, design: Design) -> Job:
                       overlap_grad_reduce=workload.overlap_grad_reduce,
                       sparsity_speedup=workload.sparsity_speedup, moe_overlap=workload.moe_overlap,
                       grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance,
-                      moe_dispatcher=workload.moe_dispatcher)
+                      moe_dispatcher=workload.moe_dispatcher, moe_dropless=workload.moe_routing == "dropless",
+                      cuda_graphs=workload.cuda_graphs)
     options = with_software(options, workload.software)   # an older stack's switches (docs/training.md)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,

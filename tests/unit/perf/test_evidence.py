@@ -33,7 +33,6 @@ def test_the_most_specific_regime_wins_and_matches_the_table():
     (dict(gpu="mi300x"), "no validated run on mi300x"),
     (dict(gpu="b200"), "no validated bf16 run on b200"),
     (dict(gpu="a100-80gb-sxm", precision="fp8"), "no validated fp8 run on a100-80gb-sxm"),
-    (dict(experts=8), "mixture-of-experts"),
     (dict(num_gpus=100_000), "more than any validated run"),
     (dict(seq_len=1_048_576), "longer than any validated run"),
     (dict(technology="nvlink-rack"), "no validated multi-node run over nvlink-rack"),
@@ -64,3 +63,26 @@ def test_a_collective_on_one_node_of_a_validated_gpu_is_in_domain():
 def test_a_collective_over_an_unvalidated_fabric_is_out_of_domain():
     band = collective_band(gpu="h200-sxm", num_nodes=2, size_bytes=2**30, technology="token-ring")
     assert "no validated multi-node collective over token-ring" in band.warning
+
+
+def test_a_moe_model_takes_the_moe_runs_band_inside_their_envelope():
+    """FP8 on H100 at 256 GPUs and 4K tokens is inside the published MoE runs' envelope: its regime is the MoE
+    kind's (mixture-of-experts, h100-sxm, fp8, ...), never the dense runs' one."""
+    band = training_band(**{**H100, "precision": "fp8", "num_gpus": 256, "experts": 128})
+    assert not band.out_of_domain and band.regime.startswith("mixture-of-experts, h100-sxm, fp8")
+    row = table()["moe"]["regimes"][band.regime.replace(", ", " | ")]
+    assert (band.n, band.low, band.high) == (row["n"], row["low"], row["high"])
+
+
+@pytest.mark.parametrize("change, reason", [
+    (dict(gpu="b200", precision="bf16"), "no validated bf16 mixture-of-experts run on b200"),
+    (dict(gpu="a100-80gb-sxm"), "no validated mixture-of-experts run on a100-80gb-sxm"),
+    (dict(seq_len=8192), "longer than any validated mixture-of-experts run (4,096)"),
+    (dict(num_gpus=4096), "more than any validated mixture-of-experts run (1,024)"),
+])
+def test_a_moe_model_outside_the_moe_envelope_names_why_and_gets_the_moe_widest_band(change, reason):
+    """Outside the MoE runs' envelope: the reason named, the MoE kind's widest band."""
+    band = training_band(**{**H100, "precision": "fp8", "num_gpus": 256, "experts": 128, **change})
+    widest = table()["moe"]["widest"]
+    assert any(reason in text for text in band.out_of_domain), band.out_of_domain
+    assert (band.low, band.high, band.regime) == (widest["low"], widest["high"], "out of domain")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from clusterplan.perf.experts import LAUNCH_S, ROUTED_BLOCK_KERNELS, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, ROUTED_BLOCK_KERNELS, Host, layer_pass_s, routed_experts
 from clusterplan.perf.presets import PRESETS
 
 
@@ -95,3 +95,40 @@ def test_token_shuffling_bytes_add_the_dispatchers_sort_by_local_expert():
     assert routing_bytes(model, 8) == pytest.approx(73_728 + 131_072)
     assert routing_bytes(model, 128) == pytest.approx(73_728)
     assert routing_bytes(PRESETS["llama3-8b"], 1) == 0.0
+
+
+def test_a_router_graph_replays_the_routers_kernels_in_one_launch_each_way():
+    """DeepSeek-V3, BF16, ep 8 (32 local experts): eager, 16 + 32 x 2 = 80 launches forward and 32 + 32 x 4 = 160
+    backward; a graph over the router and its preprocessing replaces its 8 forward and 16 backward kernels by one
+    launch each: 73 and 145; the GPU still runs every kernel (layer_kernels unchanged)."""
+    model = PRESETS["deepseek-v3"]
+    _, gemm = shapes()
+    share = model.moe_layers / model.layers
+    eager = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm)
+    graphed = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, host=Host(graphs="router"))
+    assert eager.launch_s == pytest.approx(4 * share * LAUNCH_S * (80 + 160))
+    assert graphed.launch_s == pytest.approx(4 * share * LAUNCH_S * (73 + 145))
+    assert graphed.wait_s == pytest.approx(4 * share * LAUNCH_S * 73)
+    assert graphed.layer_kernels == eager.layer_kernels == pytest.approx(share * 80)
+
+
+def test_the_merged_schedule_waits_for_both_routed_blocks_and_token_dropping_for_none():
+    """Dropless in the merged forward-backward schedule: the wait is every routed launch, 80 + 160; token
+    dropping (no sync): no wait, the same launches; a whole-iteration graph: no launches at all."""
+    model = PRESETS["deepseek-v3"]
+    _, gemm = shapes()
+    launches = 4 * model.moe_layers / model.layers * LAUNCH_S
+    merged = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, host=Host(merged=True))
+    assert merged.wait_s == merged.launch_s == pytest.approx(launches * 240)
+    dropping = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, host=Host(dropless=False, merged=True))
+    assert dropping.wait_s == 0.0 and dropping.launch_s == pytest.approx(launches * 240)
+    full = routed_experts(model, "bf16", 4096, 1.0, 1.0, 8, 4, 0.0, gemm, host=Host(dropless=False, graphs="full"))
+    assert full.launch_s == full.wait_s == 0.0
+
+
+def test_a_layer_pass_costs_the_host_less_with_attention_graphed_and_nothing_in_a_full_graph():
+    """Eager 1.25 ms a pass; attention+router: half of it replayed in one 31.25 us launch, 0.625 + 0.03125 ms;
+    router alone: attention still eager, 1.25 ms; full: 0."""
+    assert layer_pass_s("none") == layer_pass_s("router") == pytest.approx(1.25e-3)
+    assert layer_pass_s("attention+router") == pytest.approx(0.625e-3 + 31.25e-6)
+    assert layer_pass_s("full") == 0.0

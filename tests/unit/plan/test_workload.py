@@ -162,3 +162,34 @@ def test_bad_software_and_moe_keys_name_themselves(key, value):
     """A value outside a key's choices is an error naming workload.<key>."""
     with pytest.raises(ConfigError, match=key):
         load_spec(overrides=[f"workload.{key}={value}"])
+
+
+def test_cuda_graphs_and_routing_reach_the_options(catalog):
+    """workload.cuda_graphs and workload.moe_routing are passed as set; the defaults are eager launches (Megatron-
+    Core's cuda_graph_impl none) and a dropless router."""
+    spec = load_spec(overrides=['workload.model="qwen3-30b-a3b"', 'workload.cuda_graphs="attention+router"',
+                                'workload.moe_routing="tokendrop"'])
+    options = resolve(spec.workload, design(spec, catalog)).options
+    assert (options.cuda_graphs, options.moe_dropless) == ("attention+router", False)
+    default = resolve(load_spec(overrides=['workload.model="qwen3-30b-a3b"']).workload,
+                      design(load_spec(), catalog)).options
+    assert (default.cuda_graphs, default.moe_dropless) == ("none", True)
+
+
+def test_a_whole_iteration_graph_of_a_dropless_moe_model_is_refused_naming_the_key(catalog):
+    """Full capture needs static shapes: a dropless MoE router is refused (workload.cuda_graphs); token dropping
+    and dense models take it."""
+    spec = load_spec(overrides=['workload.model="qwen3-30b-a3b"', 'workload.cuda_graphs="full"'])
+    with pytest.raises(ConfigError) as error:
+        resolve(spec.workload, design(spec, catalog))
+    assert error.value.key == "workload.cuda_graphs"
+    for extra in ('workload.model="qwen3-30b-a3b"', 'workload.model="llama2-7b"'):
+        spec = load_spec(overrides=[extra, 'workload.cuda_graphs="full"', 'workload.moe_routing="tokendrop"'])
+        assert resolve(spec.workload, design(spec, catalog)).options.cuda_graphs == "full"
+
+
+@pytest.mark.parametrize("key, value", [("cuda_graphs", '"layers"'), ("moe_routing", '"capacity"')])
+def test_a_bad_cuda_graphs_or_routing_value_names_its_key(key, value):
+    """A capture scope or a routing outside the choices names workload.<key>."""
+    with pytest.raises(ConfigError, match=key):
+        load_spec(overrides=[f"workload.{key}={value}"])
