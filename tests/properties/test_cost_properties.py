@@ -234,10 +234,11 @@ def test_breakeven_month_on_hand_built_curves():
     offer = CATALOG.get("cloud", "aws-p5-on-demand")
     rent_per_year = yearly + upfront / 2  # catches up after exactly two years
     hours = rent_per_year / offer.price_usd
-    month = breakeven_month(costs, CloudCost(offer=offer, billed_gpu_hours_per_year=hours * (1 + 1e-9),
+    month = breakeven_month(costs, CloudCost(offer=offer, num_gpus=128, billed_gpu_hours_per_year=hours * (1 + 1e-9),
                                              years=costs.years))
     assert month == 24
-    assert breakeven_month(costs, CloudCost(offer=offer, billed_gpu_hours_per_year=yearly / offer.price_usd,
+    assert breakeven_month(costs, CloudCost(offer=offer, num_gpus=128,
+                                            billed_gpu_hours_per_year=yearly / offer.price_usd,
                                             years=costs.years)) is None
 
 

@@ -36,6 +36,7 @@ class CloudCost:
     """One offer priced for the scenario's GPUs and utilisation over its horizon."""
 
     offer: CloudOffer
+    num_gpus: int
     billed_gpu_hours_per_year: float
     years: int
     resale_fraction: float = 0.0      # of a reservation's idle remainder past the horizon (``rented``)
@@ -50,8 +51,7 @@ class CloudCost:
         terms from the day it starts, less the idle remainder resold."""
         if not self.offer.term_years:
             return self.usd_per_year * self.years
-        gpus = self.billed_gpu_hours_per_year / HOURS_PER_YEAR
-        return rented(self.offer, num_gpus=round(gpus), run_s=self.years * HOURS_PER_YEAR * 3600.0,
+        return rented(self.offer, num_gpus=self.num_gpus, run_s=self.years * HOURS_PER_YEAR * 3600.0,
                       resale_fraction=self.resale_fraction).total_usd
 
     def cumulative_usd(self, month: float) -> float:
@@ -67,7 +67,8 @@ def cloud_cost(offer: CloudOffer, *, num_gpus: int, utilization: float, years: i
                resale_fraction: float = 0.0) -> CloudCost:
     """What ``offer`` charges for the same GPUs over ``years``."""
     billed = billed_gpu_hours_per_year(num_gpus=num_gpus, utilization=utilization, reserved=bool(offer.term_years))
-    return CloudCost(offer=offer, billed_gpu_hours_per_year=billed, years=years, resale_fraction=resale_fraction)
+    return CloudCost(offer=offer, num_gpus=num_gpus, billed_gpu_hours_per_year=billed, years=years,
+                     resale_fraction=resale_fraction)
 
 
 @dataclass(**FROZEN)

@@ -59,6 +59,8 @@ def scenario_inputs(doc: dict[str, Any]) -> list[tuple[str, str, float, str, str
          "scenario finance.maintenance_fraction_per_year"),
         ("Resale fraction", "resale_fraction", cost["resale_fraction"], "of the straight-line book value",
          "scenario finance.resale_fraction"),
+        ("Cloud resale fraction", "cloud_resale_fraction", s["cloud"]["resale_fraction"],
+         "of a reservation's idle remainder", "scenario cloud.resale_fraction"),
         ("Sales tax", "sales_tax", cost["sales_tax"], "fraction of the hardware", "scenario finance.sales_tax"),
         ("Loan rate", "loan_rate", cost["loan"]["rate"], "per year (0 = paid in cash)", "scenario finance.loan_rate"),
         ("Loan term", "loan_years", cost["loan"]["years"], "years", "scenario finance.loan_years"),

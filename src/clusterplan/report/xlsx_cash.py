@@ -47,10 +47,13 @@ def _horizon_rent_formula(rent_per_year: str, offer: dict[str, Any]) -> str:
     term = offer["term_years"]
     if not term:
         return f"={rent_per_year}*horizon_years"
-    billed = f"MAX(1,CEILING(horizon_years/{term},1))*{term}"
-    resale = offer["resale_fraction"]
-    years = f"({billed}-{resale}*({billed}-horizon_years))" if resale else billed
-    return f"={rent_per_year}*{years}"
+    return f"={rent_per_year}*{_committed(f'MAX(1,CEILING(horizon_years/{term},1))*{term}', 'horizon_years')}"
+
+
+def _committed(billed: str, used: str) -> str:
+    """What a reservation costs in units of ``billed`` (whole terms) of which ``used`` are used: cost/cloud.py
+    ``rented``'s rule, the idle remainder resold at the Inputs sheet's cloud resale fraction."""
+    return f"({billed}-cloud_resale_fraction*({billed}-{used}))"
 
 
 def write_cash_flow(model: Any, doc: dict[str, Any]) -> None:
@@ -157,8 +160,7 @@ def _rent_formula(offer: str, terms: dict[str, Any] | None) -> str:
         return f"=train_gpu_hours*{rate}"
     term_h = terms["term_years"] * 8760
     billed = f"train_gpus*MAX(1,CEILING(time_to_train_s/3600/{term_h},1))*{term_h}"
-    resale = terms["resale_fraction"]
-    return f"=({billed}-{resale}*({billed}-train_gpu_hours))*{rate}" if resale else f"={billed}*{rate}"
+    return f"={_committed(billed, 'train_gpu_hours')}*{rate}"
 
 
 def write_workload(model: Any, doc: dict[str, Any]) -> None:
