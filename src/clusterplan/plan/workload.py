@@ -133,7 +133,7 @@ def resolve(workload: Workload, design: Design) -> Job:
                       sparsity_speedup=workload.sparsity_speedup, moe_overlap=workload.moe_overlap,
                       grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance,
                       moe_dispatcher=workload.moe_dispatcher, moe_dropless=workload.moe_routing == "dropless",
-                      cuda_graphs=workload.cuda_graphs)
+                      cuda_graphs=workload.cuda_graphs, pipeline_schedule=workload.pipeline_schedule)
     options = with_software(options, workload.software)   # an older stack's switches (docs/training.md)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
