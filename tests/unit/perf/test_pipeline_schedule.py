@@ -3,6 +3,8 @@
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clusterplan.errors import ConfigError
 from clusterplan.jobs import Workload
@@ -106,3 +108,14 @@ def test_workload_refuses_odd_pp_and_virtual_stages_naming_the_key():
     assert chunks.value.key == "virtual_stages"
     with pytest.raises(ConfigError, match="pipeline_schedule"):
         Workload(model="llama3-8b", pipeline_schedule="zero-bubble")
+
+
+@given(half_pp=st.integers(1, 64), forward=st.floats(1e-4, 10.0), backward=st.floats(1e-4, 20.0),
+       weight_share=st.floats(0.0, 1.0))
+def test_dualpipe_never_idles_longer_than_one_f_one_b(half_pp, forward, backward, weight_share):
+    """For any even pp and W at most half of B (one of two gradient GEMMs): (pp/2 - 1)(F + 2B - 3W) <= (pp - 1)(F + B),
+    and never negative."""
+    work = Compute(layer_gemm_s=0.0, forward_s=forward, backward_s=backward, recompute_s=0.0,
+                   weight_grad_s=weight_share * backward / 2)
+    dual = pipeline_bubble_slots(DUALPIPE, _layout(2 * half_pp), work)
+    assert -1e-9 <= dual <= pipeline_bubble_slots(ONE_F_ONE_B, _layout(2 * half_pp), work) + 1e-9
