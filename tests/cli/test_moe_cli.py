@@ -117,11 +117,15 @@ DEEPSEEK_V3 = ("train", "--set", 'cluster.gpu="h800-sxm"', "--gpus", "2048", "--
 
 
 def test_dualpipe_runs_deepseek_v3_as_published_without_pipeline_sends(capsys):
-    """DeepSeek-V3's own layout under DualPipe: a step with no exposed pp_p2p, twice 1F1B's weights per GPU."""
+    """DeepSeek-V3's own layout under DualPipe: a step with no exposed pp_p2p; the JSON and the table name the
+    schedule."""
     code, out, err = run(capsys, *DEEPSEEK_V3, "--global-batch", "15360", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
     assert doc["step_breakdown_s"]["pp_p2p"] == 0 and doc["step_breakdown_s"]["pp_bubble"] > 0
+    assert doc["pipeline_schedule"] == "dualpipe"
+    code, out, _ = run(capsys, *DEEPSEEK_V3, "--global-batch", "15360")
+    assert code == 0 and "DualPipe (two chunks a GPU)" in out and "virtual stages" not in out
 
 
 def test_dualpipe_refuses_an_odd_number_of_micro_batches_naming_the_batch(capsys):
