@@ -133,3 +133,12 @@ def test_dualpipe_refuses_an_odd_number_of_micro_batches_naming_the_batch(capsys
     code, out, err = run(capsys, *DEEPSEEK_V3, "--global-batch", "15488")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "--global-batch" in err and "121" in err
+
+
+def test_the_report_names_dualpipe(capsys, tmp_path):
+    """The HTML report of a DualPipe job says so beside the chosen layout (its v column is 1F1B's)."""
+    path = tmp_path / "dualpipe.html"
+    code, _, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="mixtral-8x7b"', "--set",
+                       'workload.pipeline_schedule="dualpipe"', "--samples", "2000", "-o", str(path))
+    assert code == 0, err
+    assert "Pipeline schedule: DualPipe" in path.read_text()
