@@ -246,6 +246,14 @@ def _whole_run(row: dict) -> list[str]:
               "band):",
               "", "| run | error of the causes alone |", "|---|---:|"]
     lines += [f"| {run} | {error:+.1%} |" for run, error in row.get("causes_alone", {}).items()]
+    lines += ["", "DeepSeek-V3 (2,048 H800, DualPipe, FP8; arXiv 2412.19437) is a whole run here and not a row of the",
+              "mixture-of-experts steady state (moe_training_throughput.csv): its report publishes the pre-training's",
+              "GPU-hours (2.664M for 14.8T tokens, an average of 1,543 tokens/s per GPU over the batch ramp, the",
+              "evaluations, the failures and the checkpoints) and no steady-state throughput or MFU. A steady state",
+              "read off that average would carry the whole-run causes inside it (a steady state is at least that",
+              "fast, by an amount the report does not give), so it would test the causes' model twice and the step",
+              "model not at all; it joins the whole-run band instead, its inputs (GPU count, GPU-hours, layout,",
+              "schedule) all published."]
     return lines + [""]
 
 

@@ -2,7 +2,8 @@
 
 Each run is predicted as `clusterplan train` would: its steady state from the layout search on its own
 hardware, on its software era (perf/software.py; context parallelism only on the current stack), its published
-tp, pp, ZeRO stage and recomputation held where stated, the rest searched; then
+tp, pp, ep, ZeRO stage and recomputation held where stated, the rest searched, at its precision and (a mixture of
+experts) its pipeline schedule, all-to-all overlap and dispatcher where stated; then
 
 - before: the steady state divided by the goodput model's goodput (failures, restarts, checkpoints: the
   "effective" time to train), at the interruption rate the run's logbook records where it publishes one;
@@ -87,7 +88,16 @@ def published_layout(row: dict) -> Constraints:
     405B's 8K stage reads 16 % slower, a steady-state finding (docs/reliability.md#whole-run)."""
     return Constraints(tp=int(row["tp"]) or None, pp=int(row["pp"]) or None,
                        zero=int(row["zero"]) if row["zero"] else None, recompute=row["recompute"] or None,
-                       cp=None if row["software"] == "current" else 1)
+                       cp=None if row["software"] == "current" else 1, ep=int(row["ep"]) if row["ep"] else None)
+
+
+def run_options(row: dict) -> Options:
+    """The run's software choices as `train` takes them (workload keys): its precision, and for a mixture of
+    experts its pipeline schedule, expert all-to-all overlap and dispatcher where the source states them; an empty
+    cell is the key's default (bf16, 1f1b, no overlap, Megatron's alltoall dispatcher)."""
+    stated = {key: row[key] for key in ("precision", "pipeline_schedule", "moe_dispatcher") if row[key]}
+    return Options(seq_len=int(row["seq_len"]), global_batch=int(row["global_batch"]), attention=row["attention"],
+                   moe_overlap=row["moe_overlap"] == "true", **stated)
 
 
 def ramp_batch(row: dict) -> float:
@@ -164,7 +174,7 @@ def predict(row: dict):
     built = design(spec, catalog)
     gpus, seq = int(row["num_gpus"]), int(row["seq_len"])
     fixed = published_layout(row)
-    options = software_of(row, Options(seq_len=seq, global_batch=int(row["global_batch"]), attention=row["attention"]))
+    options = software_of(row, run_options(row))
     found = search(model, hardware(built), options, gpus, fixed, top=1)
     if not found.best:
         return None

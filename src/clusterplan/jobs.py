@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, MOE_ROUTING, PRECISIONS,
-                               RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE)
+from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, MOE_ROUTING, PIPELINE_SCHEDULES,
+                               PRECISIONS, RECOMPUTE, SHARDING, SIZE_MODES, SOFTWARE)
 from clusterplan.schema import FROZEN, check, file_path, non_negative, positive, unit
 
 
@@ -52,6 +52,8 @@ class Workload:
                                      # (capacity factor 1, padded to capacity: static shapes, no sync)
     cuda_graphs: str = "none"        # none | router | attention+router | full (what CUDA graphs capture; full
                                      # needs static shapes: a dense model, or token dropping)
+    pipeline_schedule: str = "1f1b"  # 1f1b (interleaved with virtual_stages > 1) | dualpipe (DeepSeek-V3's two-way
+                                     # pipeline: even pp, an even number of micro-batches, no virtual stages)
 
     def __post_init__(self) -> None:
         non_negative(self.tokens, "tokens")
@@ -76,6 +78,12 @@ class Workload:
               f"must be one of {', '.join(MOE_ROUTING)}, got {self.moe_routing!r}")
         check(self.cuda_graphs in CUDA_GRAPHS, "cuda_graphs",
               f"must be one of {', '.join(CUDA_GRAPHS)}, got {self.cuda_graphs!r}")
+        check(self.pipeline_schedule in PIPELINE_SCHEDULES, "pipeline_schedule",
+              f"must be one of {', '.join(PIPELINE_SCHEDULES)}, got {self.pipeline_schedule!r}")
+        check(self.pipeline_schedule != "dualpipe" or self.pp % 2 == 0, "pp",
+              f"DualPipe needs an even pp (two chunks a rank, one per direction), got {self.pp}")
+        check(self.pipeline_schedule != "dualpipe" or self.virtual_stages <= 1, "virtual_stages",
+              f"DualPipe runs its own two chunks a rank: leave virtual_stages at 0 or 1, got {self.virtual_stages}")
         check(0 <= self.gemm_efficiency <= 1, "gemm_efficiency", f"must be in [0, 1], got {self.gemm_efficiency}")
 
     @property

@@ -13,6 +13,9 @@ SHARDING = ("full", "hybrid")
 SOFTWARE = ("current", "megatron-2021", "megatron-2022", "deepspeed-2023")
 GRAD_REDUCE = ("fp32", "bf16")
 MOE_DISPATCHERS = ("alltoall", "deepep")
+# the pipeline schedule: 1f1b (Megatron's, interleaved with virtual stages) or dualpipe (DeepSeek-V3's bidirectional
+# pipeline: two chunks a rank, forward and backward chunks overlapped with their communication)
+PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 # a MoE router's routing: dropless (every token kept; the host syncs on the experts' counts) or tokendrop (capacity
 # factor 1, padded to capacity: static shapes, no sync)
 MOE_ROUTING = ("dropless", "tokendrop")

@@ -108,3 +108,37 @@ def test_a_moe_prediction_takes_the_moe_runs_band_or_names_why_not(capsys):
     assert code == 0
     evidence = json.loads(out)["evidence"]
     assert "longer than any validated mixture-of-experts run" in json.dumps(evidence)
+
+
+DEEPSEEK_V3 = ("train", "--set", 'cluster.gpu="h800-sxm"', "--gpus", "2048", "--model", "deepseek-v3", "--tp", "1",
+               "--pp", "16", "--cp", "1", "--ep", "64", "--precision", "fp8", "--seq-len", "4096", "--mbs", "1",
+               "--zero", "1", "--set", 'workload.moe_dispatcher="deepep"', "--set",
+               'workload.pipeline_schedule="dualpipe"')
+
+
+def test_dualpipe_runs_deepseek_v3_as_published_without_pipeline_sends(capsys):
+    """DeepSeek-V3's own layout under DualPipe: a step with no exposed pp_p2p; the JSON and the table name the
+    schedule."""
+    code, out, err = run(capsys, *DEEPSEEK_V3, "--global-batch", "15360", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["step_breakdown_s"]["pp_p2p"] == 0 and doc["step_breakdown_s"]["pp_bubble"] > 0
+    assert doc["pipeline_schedule"] == "dualpipe"
+    code, out, _ = run(capsys, *DEEPSEEK_V3, "--global-batch", "15360")
+    assert code == 0 and "DualPipe (two chunks a GPU)" in out and "virtual stages" not in out
+
+
+def test_dualpipe_refuses_an_odd_number_of_micro_batches_naming_the_batch(capsys):
+    """15,488 sequences over dp 128 are 121 micro-batches: exit 2, one line naming --global-batch."""
+    code, out, err = run(capsys, *DEEPSEEK_V3, "--global-batch", "15488")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--global-batch" in err and "121" in err
+
+
+def test_the_report_names_dualpipe(capsys, tmp_path):
+    """The HTML report of a DualPipe job says so beside the chosen layout (its v column is 1F1B's)."""
+    path = tmp_path / "dualpipe.html"
+    code, _, err = run(capsys, "report", REFERENCE, "--set", 'workload.model="mixtral-8x7b"', "--set",
+                       'workload.pipeline_schedule="dualpipe"', "--samples", "2000", "-o", str(path))
+    assert code == 0, err
+    assert "Pipeline schedule: DualPipe" in path.read_text()

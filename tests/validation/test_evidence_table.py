@@ -51,7 +51,8 @@ def test_the_whole_run_band_is_built_from_the_runs_whose_inputs_are_published():
     whole = DATA["whole_run"]
     assert {rows[run]["inputs"] for run in whole["runs"]} == {"published"}
     assert {rows[run]["inputs"] for run in whole["not_in_band"]} == {"assumed", "ambiguous"}
-    assert set(whole["runs"]) | set(whole["not_in_band"]) == {run for run in rows if run != "deepseek-v3"}
+    assert set(whole["runs"]) | set(whole["not_in_band"]) == set(rows)
+    assert "deepseek-v3" in whole["runs"]     # predicted on h800-sxm with DualPipe, its inputs all published
     assert rows["falcon-180b"]["inputs"] == "ambiguous" and "falcon-180b" in whole["not_in_band"]
 
 
@@ -74,10 +75,24 @@ def test_context_parallelism_is_searched_on_the_current_stack_only():
     """Regression: the search gave StarCoderBase (Megatron-LM, 2023) CP 4 and a quarter of its published dp 32, a
     mechanism its stack did not have; the 2021-23 eras hold CP at 1, the current one leaves it to the search."""
     layout = evidence.validate_whole_run.published_layout
-    row = {"tp": "4", "pp": "4", "zero": "", "recompute": ""}
+    row = {"tp": "4", "pp": "4", "zero": "", "recompute": "", "ep": ""}
     assert layout({**row, "software": "deepspeed-2023"}).cp == 1
     assert layout({**row, "software": "megatron-2021"}).cp == 1
     assert layout({**row, "software": "current"}).cp is None
+
+
+def test_a_whole_run_takes_its_stated_precision_schedule_and_expert_layout():
+    """DeepSeek-V3's row: FP8, DualPipe, all-to-alls overlapped and sent once per node, ep 64 held; a row with those
+    cells empty takes the keys' defaults (bf16, 1f1b, no overlap, alltoall) and searches ep."""
+    rows = {row["run"]: row for row in csv.DictReader(open(evidence.validate_whole_run.DATA))}
+    options = evidence.validate_whole_run.run_options(rows["deepseek-v3"])
+    assert (options.precision, options.pipeline_schedule, options.moe_overlap, options.moe_dispatcher) == (
+        "fp8", "dualpipe", True, "deepep")
+    assert evidence.validate_whole_run.published_layout(rows["deepseek-v3"]).ep == 64
+    plain = evidence.validate_whole_run.run_options(rows["llama3.1-405b"])
+    assert (plain.precision, plain.pipeline_schedule, plain.moe_overlap, plain.moe_dispatcher) == (
+        "bf16", "1f1b", False, "alltoall")
+    assert evidence.validate_whole_run.published_layout(rows["llama3.1-405b"]).ep is None
 
 
 def test_a_logged_interruption_rate_scales_every_failure_cause():

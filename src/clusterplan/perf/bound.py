@@ -24,9 +24,8 @@ from clusterplan.perf.hardware import Hardware, Options
 from clusterplan.perf.layout import Layouts
 from clusterplan.perf.memory import memory, optimizer_params
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float
 from clusterplan.perf.stage import stage
-from clusterplan.perf.step import ADAM_TRAFFIC, COMPUTE_JITTER_CV, _largest
+from clusterplan.perf.step import ADAM_TRAFFIC, COMPUTE_JITTER_CV, _largest, pipeline_bubble_slots
 from clusterplan.perf.stragglers import expected_max
 from clusterplan.schema import FROZEN
 
@@ -53,7 +52,7 @@ def tokens_per_s_bound(model: Transformer, hw: Hardware, options: Options, grid:
     _, redo = memory(model, options, hw.usable_bytes, busiest, grid)
     work = compute(model, hw, options, busiest, grid.recompute, redo)
     t_opt = optimizer_params(busiest, grid.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
-    slots = busiest.micro_batches + (grid.pp - 1) / as_float(grid.virtual_stages)
+    slots = busiest.micro_batches + pipeline_bubble_slots(options, grid, work)   # the schedule's, as step_time
     gpu = work.forward_s + work.backward_s            # step_time's slot: + traffic, exposed, overlap (all >= 0)
     host = work.launch_wait_s                         # ... + the launches the GPU does not cover (>= 0)
     raw = slots * (gpu + host) + t_opt                # ... + the exposed data-parallel reduction and its overlap

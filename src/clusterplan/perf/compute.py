@@ -60,6 +60,8 @@ class Compute:
                                 # experts (experts.py), the unfused softmax's PyTorch fallback
     launch_wait_s: object = 0.0  # ... the part of it the GPU waits for (after the dropless router's sync; both
                                  # routed blocks in the merged forward-backward schedule: experts.py)
+    weight_grad_s: object = 0.0  # the part of backward_s that computes weight gradients (W of zero-bubble and
+                                 # DualPipe schedules): one of each linear layer's two gradient GEMMs
 
 
 def memory_bandwidth_Bps(hw: Hardware) -> float:
@@ -73,7 +75,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     mem_bw = memory_bandwidth_Bps(hw)
     gemm = _roofline(hw, options, stage.micro_batches)
     backward = functools.partial(gemm, backward=True)
-    host = Host(dropless=options.moe_dropless, merged=options.moe_overlap, graphs=options.cuda_graphs)
+    host = Host(dropless=options.moe_dropless, merged=options.merged_schedule, graphs=options.cuda_graphs)
     routed = routed_experts(model, options.precision, T, ftp, stage.expert_tp, stage.ep, stage.layers, redo,
                             gemm, options.expert_imbalance, host)
     routed_backward = expert_gemms_s(model, T, ftp, stage.expert_tp, stage.ep, backward, options.expert_imbalance)
@@ -107,7 +109,8 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo) * eager
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
-                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s)
+                   launch_s=routed.launch_s + fallback_launch_s, launch_wait_s=routed.wait_s,
+                   weight_grad_s=stage.layers * t_gemm_b / 2 + bf16(T, h, V / ftp))
 
 
 def _module_recompute_s(model: Transformer, T, ftp, gemm, mem_bw):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterplan.errors import ConfigError
-from clusterplan.names import ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, PRECISIONS, SHARDING
+from clusterplan.names import (ATTENTION, CUDA_GRAPHS, GRAD_REDUCE, MOE_DISPATCHERS, PIPELINE_SCHEDULES, PRECISIONS,
+                               SHARDING)
 from clusterplan.perf.collectives import System, system_from_design
 from clusterplan.schema import FROZEN
 
@@ -66,12 +67,14 @@ class Options:
     cuda_graphs: str = "none"       # what CUDA graphs capture (names.CUDA_GRAPHS): none (Megatron-Core's default),
                                     # router, attention+router (Transformer Engine's per-layer graphs) or full (the
                                     # whole iteration, one launch); captured kernels cost the host one graph launch
+    pipeline_schedule: str = "1f1b"  # 1f1b (Megatron's; interleaved with virtual stages) or dualpipe (DeepSeek-V3's
+                                     # bidirectional schedule: step.pipeline_bubble_slots, stage.py, memory.py)
 
     def __post_init__(self) -> None:
         problems = [f"{name}({getattr(self, name)}) must be >= 1" for name in ("seq_len", "global_batch")
                     if getattr(self, name) < 1]
         for name, choices in (("precision", PRECISIONS), ("attention", ATTENTION), ("sharding", SHARDING),
-                              ("cuda_graphs", CUDA_GRAPHS)):
+                              ("cuda_graphs", CUDA_GRAPHS), ("pipeline_schedule", PIPELINE_SCHEDULES)):
             if getattr(self, name) not in choices:
                 problems.append(f"{name}({getattr(self, name)!r}) must be one of {', '.join(choices)}")
         if self.grad_reduce not in GRAD_REDUCE:
@@ -84,6 +87,12 @@ class Options:
             problems.append(f"sparsity_speedup({self.sparsity_speedup}) must be >= 1")
         if problems:
             raise ConfigError("; ".join(problems), key="options")
+
+    @property
+    def merged_schedule(self) -> bool:
+        """Whether one micro-batch's forward runs beside another's backward, their all-to-alls hidden by each
+        other's compute: Megatron-Core's merged 1F1B (``moe_overlap``) or DualPipe's overlapped chunk pairs."""
+        return self.moe_overlap or self.pipeline_schedule == "dualpipe"
 
 
 def precision_peak_flops(hw: Hardware, options: Options) -> float:

@@ -167,6 +167,10 @@ def _micro_batches(layout, job: Job):
     return job.options.global_batch // maximum(layout.dp * layout.mbs, 1)
 
 
+def _dualpipe(job: Job) -> bool:
+    return job.options.pipeline_schedule == "dualpipe"
+
+
 # In the order the search applies them: each rejected layout is counted under the first rule it breaks.
 RULES = (
     Rule(reason="tp x pp x cp x dp does not equal the GPU count", names=("tp", "pp", "cp", "dp"),
@@ -186,6 +190,14 @@ RULES = (
          broken=lambda lay, job: (job.options.global_batch % maximum(lay.dp * lay.mbs, 1)) != 0),
     Rule(reason="interleaving needs micro-batches divisible by pp", names=("virtual_stages", "pp", "dp", "mbs"),
          broken=lambda lay, job: (lay.virtual_stages > 1) & (_micro_batches(lay, job) % lay.pp != 0)),
+    # DualPipe (DeepSeek-V3): each rank holds two chunks, one per direction, and each direction takes half the
+    # micro-batches
+    Rule(reason="DualPipe needs an even pp", names=("pp",),
+         broken=lambda lay, job: _dualpipe(job) & (lay.pp % 2 != 0)),
+    Rule(reason="DualPipe runs no virtual stages", names=("virtual_stages",),
+         broken=lambda lay, job: _dualpipe(job) & (lay.virtual_stages > 1)),
+    Rule(reason="DualPipe needs an even number of micro-batches", names=("dp", "mbs"),
+         broken=lambda lay, job: _dualpipe(job) & (_micro_batches(lay, job) % 2 != 0)),
     Rule(reason="ZeRO-3 with pipeline parallelism", names=("zero", "pp"), intrinsic=True,
          broken=lambda lay, job: (lay.zero == 3) & (lay.pp > 1)),
     Rule(reason="ZeRO needs data or context parallelism", names=("zero", "dp", "cp"), intrinsic=True,

@@ -124,6 +124,8 @@ def activations(model: Transformer, options: Options, stage: Stage, layout) -> A
     pp, virtual_stages = layout.pp, layout.virtual_stages
     in_flight = minimum(as_float(pp), ceil(stage.micro_batches)) * where(
         virtual_stages > 1, 1 + (pp - 1) / (as_float(pp) * virtual_stages), 1.0)
+    if options.pipeline_schedule == "dualpipe":    # DeepSeek-V3 Table 2: pp + 1 micro-batches' chunks in flight
+        in_flight = minimum(as_float(pp) + 1, ceil(stage.micro_batches))
     return Activations(kept=kept, checkpoint=2 * h / where(sp, ftp, 1.0), tokens_held=stage.tokens * in_flight,
                        logits=stage.tokens * model.vocab / ftp * 4 * (pp == 1))
 

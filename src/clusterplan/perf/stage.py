@@ -27,7 +27,8 @@ class Stage:
     tokens: object              # tokens of one micro-batch on one GPU (its context-parallel share)
     micro_batch: object         # sequences of one micro-batch
     layers: object              # layers on the busiest stage (pp x v chunks need not divide the model)
-    params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard)
+    params: object              # parameters on the busiest stage, per GPU (its tensor- and expert-parallel shard;
+                                # DualPipe's two chunks a rank: both)
     replicas: object            # ranks holding the same weights, dp x cp: Megatron reduces the gradients and
                                 # shards ZeRO's states over data- and context-parallel ranks together
     dp_local: object            # ... of them inside one node
@@ -58,14 +59,17 @@ def stage(model: Transformer, options: Options, gpus_per_node: int, layout, glob
     etp = expert_tp(layout)
     experts = layers * routed / (as_float(ep) * etp)
     folded = (ep > 1) | (etp != tp)
+    # DualPipe: each rank holds two chunks (stage i and stage pp - 1 - i), twice the parameters of 1F1B's one
+    copies = 2 if options.pipeline_schedule == "dualpipe" else 1
     return Stage(tp=ftp, sequence_parallel=options.sequence_parallel & (tp > 1),
                  micro_batches=(options.global_batch if global_batch is None else global_batch)
                  / (as_float(dp) * mbs),
                  tokens=as_float(mbs) * options.seq_len / cp, micro_batch=as_float(mbs), layers=layers,
-                 params=layers * (model.layer_params - routed) / ftp + experts + ends / ftp, replicas=replicas,
+                 params=copies * (layers * (model.layer_params - routed) / ftp + experts + ends / ftp),
+                 replicas=replicas,
                  dp_local=dp_local,
                  shard=shard, ep=as_float(ep), ep_local=ranks_per_domain(gpus_per_node // (etp * cp), ep),
-                 expert_tp=as_float(etp), expert_params=where(folded, experts, 0.0),
+                 expert_tp=as_float(etp), expert_params=where(folded, copies * experts, 0.0),
                  expert_shard=maximum(shard * tp // (ep * etp), 1))
 
 

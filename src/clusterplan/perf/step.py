@@ -3,10 +3,11 @@
 ``evaluate`` prices one ``Layout`` (floats) or a ``Layouts`` grid (numpy arrays,
 one entry per layout) through the same formulas. Per layout:
 
-    step = (m + (pp - 1) / v) x max(t_fwd + t_bwd + t_tp + t_p2p + t_exposed + t_contention, t_host)
+    step = (m + bubble) x max(t_fwd + t_bwd + t_tp + t_p2p + t_exposed + t_contention, t_host)
            + t_dp_exposed + t_dp_contention + t_optimizer
 
-with m micro-batches per step, v virtual pipeline stages, and each term per
+with m micro-batches per step, bubble the pipeline's idle slots ((pp - 1) / v with 1F1B and v virtual
+pipeline stages; DualPipe's in ``pipeline_bubble_slots``), and each term per
 micro-batch on the busiest pipeline stage (compute.py, communication.py); a
 synchronous step then waits for its slowest GPU (stragglers.py).
 """
@@ -124,18 +125,33 @@ def step_time(hw: Hardware, options: Options, busiest: Stage, layout, work: Comp
     slot = _slot(options, busiest, work, traffic, redo)
     dp_exposed, overlap_dp = _data_parallel_exposed(options, busiest, layout, traffic, slot)
     t_opt = optimizer_params(busiest, layout.zero) * ADAM_TRAFFIC / memory_bandwidth_Bps(hw)
-    m, pp, virtual_stages = busiest.micro_batches, layout.pp, layout.virtual_stages
-    slots = m + (pp - 1) / as_float(virtual_stages)
+    m = busiest.micro_batches
+    bubble = pipeline_bubble_slots(options, layout, work)
+    slots = m + bubble
     raw = slots * (slot.gpu_s + slot.host_s) + dp_exposed + overlap_dp + t_opt
     straggle = COMPUTE_JITTER_CV * expected_max(_largest(layout.num_gpus))
     return StepTime(compute=m * (work.forward_s + work.backward_s - work.recompute_s),
                     recompute=m * work.recompute_s, tp_comm=slots * traffic.tp_s,
-                    cp_comm=slots * slot.exposed_s * slot.share_cp, pp_p2p=slots * traffic.p2p_s,
-                    ep_comm=slots * slot.ep_exposed_s,
-                    pp_bubble=(pp - 1) / as_float(virtual_stages) * (work.forward_s + work.backward_s),
+                    cp_comm=slots * slot.exposed_s * slot.share_cp, pp_p2p=slots * slot.p2p_exposed_s,
+                    ep_comm=slots * slot.ep_exposed_s, pp_bubble=bubble * (work.forward_s + work.backward_s),
                     dp_comm=dp_exposed + slots * slot.exposed_s * (1 - slot.share_cp), optimizer=t_opt,
                     overlap=slots * slot.overlap_s + overlap_dp, host=slots * slot.host_s,
                     straggler=raw * straggle, total=raw * (1 + straggle))
+
+
+def pipeline_bubble_slots(options: Options, layout, work: Compute):
+    """Micro-batch slots the busiest stage idles in a step's pipeline fill and drain.
+
+    1F1B (Narayanan et al. 2021): (pp - 1) / v slots, a slot being a forward and a backward (F + B), v the
+    interleaved chunks a stage. DualPipe (DeepSeek-V3, arXiv 2412.19437, Section 3.2.1, Table 2): (pp / 2 - 1)
+    x (F&B + B - 3W), with F&B a forward and a backward chunk run overlapped (their compute, F + B, their
+    communication hidden beside it) and W the backward's weight-gradient part, deferred into the bubble
+    (``Compute.weight_grad_s``); in slots, (pp / 2 - 1)(F + 2B - 3W) / (F + B)."""
+    pp = layout.pp
+    if options.pipeline_schedule == "dualpipe":
+        f, b, w = work.forward_s, work.backward_s, work.weight_grad_s
+        return (pp / 2 - 1) * (f + 2 * b - 3 * w) / (f + b)
+    return (pp - 1) / as_float(layout.virtual_stages)
 
 
 @dataclass(**FROZEN, eq=False)
@@ -149,6 +165,7 @@ class Slot:
     gpu_s: object               # the GPU's time
     host_s: object              # the GPU's wait for the host to launch the kernels
     ep_exposed_s: object = 0.0  # expert-parallel all-to-alls that show (all of them unless overlapped)
+    p2p_exposed_s: object = 0.0  # pipeline sends and receives that show (all of them but with DualPipe)
 
 
 def expert_all_to_all_exposed(options: Options, work: Compute, ep_s):
@@ -157,8 +174,9 @@ def expert_all_to_all_exposed(options: Options, work: Compute, ep_s):
     Without ``moe_overlap`` every dispatch and combine waits for its tokens (Megatron's alltoall dispatcher).
     With it (Megatron-Core's overlap_moe_expert_parallel_comm, the combined 1F1B schedule; DeepSeek-V3's DualPipe)
     one micro-batch's forward is co-scheduled with another's backward: each all-to-all of the one runs beside the
-    other's attention and expert compute, so only what exceeds the compute of a forward and a backward shows."""
-    if not options.moe_overlap:
+    other's attention and expert compute, so only what exceeds the compute of a forward and a backward shows.
+    DualPipe (``pipeline_schedule``) runs every forward chunk beside a backward chunk the same way."""
+    if not options.merged_schedule:
         return ep_s, 0.0
     exposed = maximum(ep_s - (work.forward_s + work.backward_s), 0.0)
     return exposed, ep_s - exposed
@@ -168,21 +186,26 @@ def _slot(options: Options, busiest: Stage, work: Compute, traffic: Communicatio
     """One micro-batch slot: the communication beside its compute, what of it shows, the compute lost to it,
     the GPU's time and the host's wait."""
     ep_exposed, ep_hidden = expert_all_to_all_exposed(options, work, traffic.ep_s)
+    # DualPipe sends and receives each chunk's activations beside the overlapped chunk pair's compute (DeepSeek-V3
+    # Section 3.2.1: "both all-to-all and PP communication can be fully hidden"): they cost only the SMs they take
+    p2p_hidden = traffic.p2p_s if options.pipeline_schedule == "dualpipe" else 0.0
+    p2p = traffic.p2p_s - p2p_hidden
     # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
     # excess over it shows, and at least FSDP's first gather, which nothing precedes.
     beside = traffic.cp_s + traffic.fsdp_s
-    busy = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + ep_exposed
+    busy = work.forward_s + work.backward_s + traffic.tp_s + p2p + ep_exposed
     exposed = maximum(beside - busy, traffic.fsdp_s / maximum(busiest.layers, 1))
     # Communication that runs beside compute takes SMs and HBM bandwidth from it
-    overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s + ep_hidden)
-    gpu = work.forward_s + work.backward_s + traffic.tp_s + traffic.p2p_s + exposed + overlap + ep_exposed
+    overlap = OVERLAP_COST * (maximum(beside - exposed, 0.0) + traffic.tp_hidden_s + ep_hidden + p2p_hidden)
+    gpu = work.forward_s + work.backward_s + traffic.tp_s + p2p + exposed + overlap + ep_exposed
     # the host issues every kernel: a micro-batch takes at least the time to launch its layers' passes (less what
     # CUDA graphs replay in one launch); after a dropless MoE router's sync the GPU also waits for each launch of
     # the forward's routed block, or of both routed blocks in the merged schedule (experts.py)
     launches = busiest.layers * layer_pass_s(options.cuda_graphs) * (2 + redo) + work.launch_s
     host = work.launch_wait_s + maximum(launches - work.launch_wait_s - gpu, 0.0)
     return Slot(beside_s=beside, exposed_s=exposed, share_cp=divide_or_zero(traffic.cp_s, beside),
-                overlap_s=overlap, gpu_s=gpu, host_s=host, ep_exposed_s=ep_exposed)
+                overlap_s=overlap, gpu_s=gpu, host_s=host, ep_exposed_s=ep_exposed,
+                p2p_exposed_s=p2p)
 
 
 def _data_parallel_exposed(options: Options, busiest: Stage, layout, traffic: Communication, slot: Slot) -> tuple:

@@ -115,6 +115,7 @@ def resolve(workload: Workload, design: Design) -> Job:
         raise ConfigError(f"the model's {model.heads} attention heads are not divisible by tp = {workload.tp}",
                           key="workload.tp")
     _check_expert_parallel(workload, model, gpus)
+    _check_dualpipe(workload, gpus)
     if workload.cuda_graphs == "full" and model.moe_layers and workload.moe_routing == "dropless":
         raise ConfigError("a whole-iteration CUDA graph needs static shapes: a dropless router's token counts change "
                           "every step (set workload.moe_routing = \"tokendrop\", or capture router or "
@@ -133,7 +134,7 @@ def resolve(workload: Workload, design: Design) -> Job:
                       sparsity_speedup=workload.sparsity_speedup, moe_overlap=workload.moe_overlap,
                       grad_reduce=workload.grad_reduce, expert_imbalance=workload.expert_imbalance,
                       moe_dispatcher=workload.moe_dispatcher, moe_dropless=workload.moe_routing == "dropless",
-                      cuda_graphs=workload.cuda_graphs)
+                      cuda_graphs=workload.cuda_graphs, pipeline_schedule=workload.pipeline_schedule)
     options = with_software(options, workload.software)   # an older stack's switches (docs/training.md)
     # the scenario's 0 (and "", and -1 for zero) mean "search"
     fixed = Constraints(tp=workload.tp or None, pp=workload.pp or None, dp=workload.dp or None,
@@ -143,6 +144,20 @@ def resolve(workload: Workload, design: Design) -> Job:
                         etp=workload.etp if workload.etp >= 0 else None)
     return Job(model=model, num_gpus=gpus, options=options, fixed=fixed, global_batches=batches,
                domain_gpus=domain_gpus)
+
+
+def _check_dualpipe(workload: Workload, gpus: int) -> None:
+    """DualPipe splits a step's micro-batches between its two directions: with the batch, the micro-batch and
+    the data-parallel size all fixed (dp given, or tp, pp and cp), their micro-batches must be even."""
+    others = workload.tp * workload.pp * workload.cp
+    dp = workload.dp or (gpus // others if others else 0)
+    if workload.pipeline_schedule != "dualpipe" or not (workload.global_batch and workload.mbs and dp):
+        return
+    micro_batches, rest = divmod(workload.global_batch, dp * workload.mbs)
+    if not rest and micro_batches % 2:
+        raise ConfigError(f"DualPipe needs an even number of micro-batches (half each direction); global batch "
+                          f"{workload.global_batch} / (dp {dp} x micro-batch {workload.mbs}) = {micro_batches}",
+                          key="workload.global_batch")
 
 
 def _check_expert_parallel(workload: Workload, model: Transformer, gpus: int) -> None:

@@ -197,6 +197,8 @@ def training_section(job: Any) -> dict[str, Any]:
         "feasible": best is not None, "num_evaluated": job.search.num_evaluated,
         "rejected": dict(job.search.rejected),
     }
+    if job.options.pipeline_schedule != "1f1b":     # only where it is not the default, as "ep" for experts
+        out["pipeline_schedule"] = job.options.pipeline_schedule
     band = job.band
     out["evidence"] = evidence_table(band)
     if best is not None:

@@ -68,6 +68,8 @@ def _chosen(doc: dict) -> str:
              for key, _ in columns]
     out = "<h3>Chosen layout</h3>" + table([name for _, name in columns], [f"<tr>{''.join(cells)}</tr>"],
                                            numeric=[i for i, (key, _) in enumerate(columns) if key != "recompute"])
+    if job.get("pipeline_schedule") == "dualpipe":   # the virtual-stages column is 1F1B's
+        out += "<p>Pipeline schedule: DualPipe, two chunks a GPU (docs/training.md, Pipeline schedule)</p>"
     figures = [("Step time", "step_time_s", _seconds), ("Tokens/s, cluster", "tokens_per_s", _count),
                ("Tokens/s per GPU", "tokens_per_s_per_gpu", _count),
                ("Model TFLOP/s per GPU", "tflops_per_gpu", lambda v: f"{v:,.1f}"),

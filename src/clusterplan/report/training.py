@@ -23,6 +23,13 @@ def _duration(seconds: float) -> str:
     return f"{days:.1f} days" if days >= 1 else f"{seconds / 3600:.1f} h"
 
 
+def _schedule(doc: dict[str, Any]) -> str:
+    """The pipeline schedule: 1F1B's virtual stages, or DualPipe by name (docs/training.md, Pipeline schedule)."""
+    if doc.get("pipeline_schedule") == "dualpipe":
+        return "DualPipe (two chunks a GPU)"
+    return f"virtual stages {doc['layout']['vpp']}"
+
+
 def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """Headline lines: layout, step time, throughput, MFU, memory, goodput, time- and cost-to-train (raw and
     effective: divided by goodput)."""
@@ -37,7 +44,7 @@ def training_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
         ("Training context", f"{doc['model']['seq_len']:,} tokens: {doc['model']['seq_len_source']}"),
         ("Layout", f"tp {lay['tp']} x pp {lay['pp']} x dp {lay['dp']} x cp {lay['cp']}{_experts(lay)}, "
                    f"micro-batch {lay['mbs']}, "
-                   f"global batch {lay['global_batch']}, virtual stages {lay['vpp']}, recompute {lay['recompute']}, "
+                   f"global batch {lay['global_batch']}, {_schedule(doc)}, recompute {lay['recompute']}, "
                    f"ZeRO {lay['zero']}"),
         ("Step time", f"{doc['step_time_s']:.3f} s" + _range(doc, "step_time_s", lambda v: f"{v:.3f} s")),
         ("Tokens/s (cluster / per GPU)", f"{doc['tokens_per_s']:,.0f} / {doc['tokens_per_s_per_gpu']:,.0f}"

@@ -19,6 +19,8 @@ CASES = [   # (model, GPUs, options, constraints)
     ("llama3-70b", 128, Options(seq_len=8192, global_batch=512), Constraints()),
     ("llama3-70b", 64, Options(seq_len=8192, global_batch=256, precision="fp8"), Constraints(zero=1)),
     ("mixtral-8x7b", 128, Options(seq_len=4096, global_batch=512), Constraints()),
+    # regression: the bound took 1F1B's bubble, (pp - 1) slots, under DualPipe's shorter one
+    ("mixtral-8x7b", 128, Options(seq_len=4096, global_batch=512, pipeline_schedule="dualpipe"), Constraints()),
 ]
 
 
