@@ -142,3 +142,17 @@ def test_the_report_names_dualpipe(capsys, tmp_path):
                        'workload.pipeline_schedule="dualpipe"', "--samples", "2000", "-o", str(path))
     assert code == 0, err
     assert "Pipeline schedule: DualPipe" in path.read_text()
+
+
+def test_token_dropping_under_a_whole_iteration_graph_is_outside_the_moe_runs_domain(capsys):
+    """Regression: `train --model qwen3-30b-a3b --precision fp8` with workload.moe_routing "tokendrop" and
+    workload.cuda_graphs "full" took the dropless runs' band (h100-sxm, fp8, 65-512 GPUs, n=2); every MoE run in the
+    band is dropless and none captures the whole iteration, so both are named and the band is the MoE widest."""
+    code, out, _ = run(capsys, "train", "--model", "qwen3-30b-a3b", "--precision", "fp8",
+                       "--set", "workload.seq_len=4096", "--set", 'workload.moe_routing="tokendrop"',
+                       "--set", 'workload.cuda_graphs="full"', "--format", "json")
+    assert code == 0
+    evidence = json.loads(out)["evidence"]
+    assert evidence["regime"] == "out of domain"
+    assert evidence["out_of_domain"] == ["no validated mixture-of-experts run with token dropping",
+                                         "no validated mixture-of-experts run with a whole-iteration CUDA graph"]

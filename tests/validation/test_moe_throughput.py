@@ -44,3 +44,23 @@ def test_the_merged_schedule_speeds_a_gpu_bound_model_as_published():
     published = merged["published"] / plain["published"]
     predicted = merged["prediction"].tokens_per_s_per_gpu / plain["prediction"].tokens_per_s_per_gpu
     assert published == pytest.approx(19.7 / 17.6, rel=1e-3) and predicted == pytest.approx(published, rel=0.05)
+
+
+def test_a_run_priced_at_its_recipes_layout_keeps_the_tables_layout_beside_it():
+    """layout_basis: each "recipe" row (the release tag's recipe, where the published table prints another
+    layout) has a "table" row for the same run; recipe layouts take the recipe rows, table layouts the table rows,
+    one row per run either way: NeMo 25.11's Qwen3-30B-A3B on 16 H100 (table mbs 2, vp 24; recipe mbs 1, vp 12
+    with the merged schedule) and Qwen3-235B-A22B on 64 B200 (table vp 2; recipe vp 4 with it)."""
+    runs = list(validate_moe.csv.DictReader(validate_moe.DATA.open(encoding="utf-8")))
+    assert {run["layout_basis"] for run in runs} == {"recipe", "table"}
+    recipe = validate_moe.chosen(runs, "recipe")
+    table = validate_moe.chosen(runs, "table")
+    keys = [validate_moe.run_key(run) for run in recipe]
+    assert len(keys) == len(set(keys)) == len(table) == len(runs) - 2
+    assert {validate_moe.run_key(run) for run in table} == set(keys)
+    swapped = {(run["model"], run["system"], run["release"], run["micro_batch"], run["vp"], run["a2a_overlap"])
+               for run in table if run not in recipe}
+    assert swapped == {("qwen3-30b-a3b", "DGX-H100", "25.11", "2", "24", "0"),
+                       ("qwen3-235b-a22b", "DGX-B200", "25.11", "1", "2", "0")}
+    with pytest.raises(ValueError, match="layouts"):
+        validate_moe.chosen(runs, "both")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from clusterplan.perf.experts import LAUNCH_S, Host, expert_gemms_s, routed_experts
+from clusterplan.perf.experts import LAUNCH_S, Host, captures, expert_gemms_s, routed_experts
 from clusterplan.perf.hardware import Hardware, Options
-from clusterplan.perf.memory import recipe_modules, routed_ffn
+from clusterplan.perf.memory import recipe_modules
 from clusterplan.perf.model import Transformer
 from clusterplan.perf.numeric import as_float, maximum, where
 from clusterplan.perf.stage import Stage
@@ -105,7 +105,7 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
     # and the FP32 cross-entropy passes
     t_logits = 3 * bf16(T, h, V / ftp) + 3 * T * V / ftp * 4 * 2 / mem_bw
     # the unfused softmax's PyTorch ops are launched one by one, unless a graph over attention captures them
-    eager = options.cuda_graphs in ("none", "router")
+    eager = not captures(options.cuda_graphs, "attention")
     fallback_launch_s = stage.layers * fallback * SOFTMAX_FALLBACK_KERNELS * LAUNCH_S * (2 + redo) * eager
     return Compute(layer_gemm_s=t_gemm, forward_s=stage.layers * t_layer_f + t_logits / 3,
                    backward_s=stage.layers * t_layer_b + t_recompute + 2 * t_logits / 3, recompute_s=t_recompute,
@@ -115,13 +115,15 @@ def compute(model: Transformer, hw: Hardware, options: Options, stage: Stage, re
 
 def _module_recompute_s(model: Transformer, T, ftp, gemm, mem_bw):
     """One layer's share of the recipes' selective modules recomputed (memory.py ``recipe_modules``): MLA's
-    up-projections again, and the routed experts' activation (read the first GEMM's gate and up outputs, write
-    the activation: 6 bytes an element in BF16)."""
+    up-projections again, and the routed experts' activation (read the first GEMM's output, gate and up when
+    gated, and write the activation: f_up + f elements, 2 bytes each in BF16)."""
     up = 0.0
     if model.kv_lora_rank:
         kv_up = model.heads * (model.attention_head_dim - model.rope_head_dim + model.value_head_dim)
         up = gemm(T, model.kv_lora_rank, kv_up / ftp) + gemm(T, model.q_lora_rank or model.hidden, model.q_dim / ftp)
-    return up + T * 3 * BF16 * routed_ffn(model) / ftp / mem_bw
+    routed = model.routed_ffn
+    f_up = routed * (2 if model.gated else 1)
+    return up + T * (f_up + routed) * BF16 / ftp / mem_bw
 
 
 def routing_bytes(model: Transformer, ep):

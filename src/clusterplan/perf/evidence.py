@@ -9,7 +9,8 @@ and its parent's band). A lookup takes the most specific prefix it finds; a pred
 validated regime (a GPU, precision or fabric with no point, more GPUs or a longer sequence than any run)
 names why and gets the widest band: the extremes of every residual of its kind. A mixture-of-experts model's
 prediction takes its band from the published MoE runs (benchmarks/validate_moe.py), a regime of its own keyed
-by GPU, precision and GPUs, with the MoE runs' own envelope.
+by GPU, precision and GPUs, with the MoE runs' own envelope: their GPUs, precisions, scale, sequence, fabric,
+routing (dropless or token dropping) and CUDA graphs (what they capture).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ TRAINING_KEYS = ("gpu", "precision", "gpus", "size", "era")
 COLLECTIVE_KEYS = ("span", "gpu", "message")
 MOE_KEYS = ("family", "gpu", "precision", "gpus")
 MOE = "mixture-of-experts"
+# how an out-of-domain reason names a MoE run's routing (names.MOE_ROUTING) and CUDA graphs (names.CUDA_GRAPHS)
+ROUTING_WORDS = {"dropless": "a dropless router", "tokendrop": "token dropping"}
+GRAPH_WORDS = {"none": "no CUDA graphs", "router": "a CUDA graph over the router",
+               "attention+router": "CUDA graphs over attention and the router", "full": "a whole-iteration CUDA graph"}
 
 
 @dataclass(**FROZEN)
@@ -112,12 +117,14 @@ def table() -> dict:
 
 
 def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, attention: str, technology: str,
-                  seq_len: int, experts: int = 1, domain_gpus: int = 0) -> Band:
+                  seq_len: int, experts: int = 1, domain_gpus: int = 0, routing: str = "dropless",
+                  graphs: str = "none") -> Band:
     """The band of a training prediction (step time, tokens/s, time- and cost-to-train); ``domain_gpus``: the
-    cluster's NVLink domain (0 = one server's); a model with ``experts`` > 1 takes the MoE runs' band."""
+    cluster's NVLink domain (0 = one server's); a model with ``experts`` > 1 takes the MoE runs' band, and its
+    ``routing`` (dropless or tokendrop) and CUDA ``graphs`` must be among theirs."""
     if experts > 1:
         return _moe_band(gpu=gpu, precision=precision, num_gpus=num_gpus, technology=technology, seq_len=seq_len,
-                         domain_gpus=domain_gpus)
+                         domain_gpus=domain_gpus, routing=routing, graphs=graphs)
     kind = table()["training"]
     envelope = kind["envelope"]
     reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"])
@@ -135,7 +142,8 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
     return _band("training", kind, key, reasons)
 
 
-def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_len: int, domain_gpus: int) -> Band:
+def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_len: int, domain_gpus: int,
+              routing: str, graphs: str) -> Band:
     """The band of a mixture-of-experts training prediction, from the published MoE runs and their envelope."""
     kind = table().get("moe")
     if kind is None:
@@ -155,6 +163,10 @@ def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_l
                        f"({envelope['max_seq_len']:,})")
     if num_gpus > envelope["gpus_per_node"] and technology not in envelope["technologies"]:
         reasons.append(f"no validated multi-node mixture-of-experts run over {technology}")
+    if routing not in envelope["routings"]:
+        reasons.append(f"no validated mixture-of-experts run with {ROUTING_WORDS[routing]}")
+    if graphs not in envelope["cuda_graphs"]:
+        reasons.append(f"no validated mixture-of-experts run with {GRAPH_WORDS[graphs]}")
     return _band("training", kind, moe_regime(gpu=gpu, precision=precision, num_gpus=num_gpus), reasons)
 
 

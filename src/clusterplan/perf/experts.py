@@ -64,6 +64,10 @@ ROUTER_KERNELS = 8
 # a GEMM's rows run in whole tiles of this many (cuBLAS/CUTLASS Hopper and Blackwell tiles are 64-256 rows; 128
 # the common one): an expert with few tokens pays for its last tile's empty rows
 ROW_TILE = 128
+# What each CUDA graph setting (names.CUDA_GRAPHS) captures: "attention" a layer's attention block, "router" the
+# MoE router and its token-count preprocessing, "iteration" every kernel of the step (static shapes only)
+GRAPH_SCOPES = {"none": (), "router": ("router",), "attention+router": ("attention", "router"),
+                "full": ("attention", "router", "iteration")}
 
 
 @dataclass(**FROZEN, eq=False)
@@ -93,6 +97,9 @@ def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, laye
     share of layers; ``host``: the sync, schedule and CUDA graphs that decide what the GPU waits for."""
     if not model.moe_layers:
         return RoutedExperts(layer_gemm_s=0.0, layer_kernels=0.0, launch_s=0.0, wait_s=0.0)
+    if host.dropless and captures(host.graphs, "iteration"):
+        raise ValueError(f"cuda_graphs({host.graphs!r}) needs static shapes: a dropless router's token counts "
+                         "change every step (token dropping, moe_dropless False, or a graph over the router)")
     share = model.moe_layers / model.layers                  # MoE layers among the layers, on average
     local = model.experts / as_float(ep)
     forward, backward = EXPERT_KERNELS[precision]
@@ -107,12 +114,17 @@ def routed_experts(model: Transformer, precision: str, tokens, tp, etp, ep, laye
                          wait_s=launch_s if host.dropless and host.merged else wait_s)
 
 
+def captures(graphs: str, scope: str) -> bool:
+    """Whether the CUDA graph setting ``graphs`` captures ``scope`` ("attention", "router" or "iteration")."""
+    return scope in GRAPH_SCOPES[graphs]
+
+
 def layer_pass_s(graphs: str) -> float:
     """Host seconds to launch one layer pass outside the routed experts (``HOST_PASS_S`` eager): an attention
     graph replays its share in one launch; a whole-iteration graph leaves nothing to launch."""
-    if graphs == "full":
+    if captures(graphs, "iteration"):
         return 0.0
-    if graphs == "attention+router":
+    if captures(graphs, "attention"):
         return HOST_PASS_S * (1 - ATTENTION_LAUNCH_SHARE) + LAUNCH_S
     return HOST_PASS_S
 
@@ -120,9 +132,9 @@ def layer_pass_s(graphs: str) -> float:
 def routed_launches(kernels_f, kernels_b, graphs: str) -> tuple:
     """(forward, backward) host launches of one routed block of ``kernels_f`` and ``kernels_b`` kernels: a graph
     over the router replaces its kernels by one launch each way; a whole-iteration graph leaves none."""
-    if graphs == "full":
+    if captures(graphs, "iteration"):
         return 0.0, 0.0
-    if graphs in ("router", "attention+router"):
+    if captures(graphs, "router"):
         return kernels_f - ROUTER_KERNELS + 1, kernels_b - 2 * ROUTER_KERNELS + 1
     return kernels_f, kernels_b
 

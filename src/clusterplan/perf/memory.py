@@ -145,12 +145,7 @@ def module_bytes(model: Transformer, linear: int):
     up-projections) and the routed experts' activation outputs (the last GEMM's input, ``linear`` bytes an
     element, rebuilt from the kept first-GEMM output). The norms' outputs (``layernorm``) are not counted."""
     mla = 2 * (model.q_dim + model.k_dim + model.v_dim) if model.kv_lora_rank else 0
-    return mla + linear * routed_ffn(model)
-
-
-def routed_ffn(model: Transformer) -> float:
-    """The routed experts' MLP width one token passes through, averaged over the layers."""
-    return model.experts_per_token * model.ffn_hidden * model.moe_layers / model.layers
+    return mla + linear * model.routed_ffn
 
 
 def recomputed_share(fixed, held: Activations, hbm_bytes: float, layers, recompute):

@@ -143,10 +143,15 @@ class Transformer:
         return self.dense_ffn_hidden or self.ffn_hidden
 
     @property
+    def routed_ffn(self) -> float:
+        """The routed experts' MLP width one token passes through, averaged over the layers (0 for a dense model)."""
+        return self.experts_per_token * self.ffn_hidden * self.moe_layers / self.layers
+
+    @property
     def active_ffn(self) -> float:
         """MLP width one token passes through, averaged over the layers (active experts and shared ones)."""
-        moe = self.experts_per_token * self.ffn_hidden + self.shared_ffn_hidden
-        return (self.moe_layers * moe + (self.layers - self.moe_layers) * self.dense_width) / self.layers
+        shared = self.moe_layers * self.shared_ffn_hidden
+        return self.routed_ffn + (shared + (self.layers - self.moe_layers) * self.dense_width) / self.layers
 
     def attended(self, seq_len: int) -> float:
         """Keys one query attends, averaged over the layers: the sequence, or a sliding layer's window."""

@@ -79,6 +79,8 @@ def test_a_moe_model_takes_the_moe_runs_band_inside_their_envelope():
     (dict(gpu="a100-80gb-sxm"), "no validated mixture-of-experts run on a100-80gb-sxm"),
     (dict(seq_len=8192), "longer than any validated mixture-of-experts run (4,096)"),
     (dict(num_gpus=4096), "more than any validated mixture-of-experts run (1,024)"),
+    (dict(routing="tokendrop"), "no validated mixture-of-experts run with token dropping"),
+    (dict(graphs="full", routing="tokendrop"), "no validated mixture-of-experts run with a whole-iteration CUDA graph"),
 ])
 def test_a_moe_model_outside_the_moe_envelope_names_why_and_gets_the_moe_widest_band(change, reason):
     """Outside the MoE runs' envelope: the reason named, the MoE kind's widest band."""
@@ -86,3 +88,17 @@ def test_a_moe_model_outside_the_moe_envelope_names_why_and_gets_the_moe_widest_
     widest = table()["moe"]["widest"]
     assert any(reason in text for text in band.out_of_domain), band.out_of_domain
     assert (band.low, band.high, band.regime) == (widest["low"], widest["high"], "out of domain")
+
+
+def test_the_moe_envelope_records_the_runs_routing_and_cuda_graphs():
+    """The published MoE runs in the band are all dropless, with no graphs, a router graph or attention+router
+    graphs: those stay in domain; token dropping or a whole-iteration graph is named (regression: both were
+    looked up as if dropless without graphs)."""
+    envelope = table()["moe"]["envelope"]
+    assert envelope["routings"] == ["dropless"]
+    assert envelope["cuda_graphs"] == ["attention+router", "none", "router"]
+    moe = {**H100, "precision": "fp8", "num_gpus": 256, "experts": 128}
+    assert training_band(**moe, graphs="attention+router").out_of_domain == ()
+    both = training_band(**moe, routing="tokendrop", graphs="full").out_of_domain
+    assert both == ("no validated mixture-of-experts run with token dropping",
+                    "no validated mixture-of-experts run with a whole-iteration CUDA graph")

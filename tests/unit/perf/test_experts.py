@@ -2,7 +2,16 @@
 
 import pytest
 
-from clusterplan.perf.experts import LAUNCH_S, ROUTED_BLOCK_KERNELS, Host, layer_pass_s, routed_experts
+from clusterplan.names import CUDA_GRAPHS
+from clusterplan.perf.experts import (
+    GRAPH_SCOPES,
+    LAUNCH_S,
+    ROUTED_BLOCK_KERNELS,
+    Host,
+    captures,
+    layer_pass_s,
+    routed_experts,
+)
 from clusterplan.perf.presets import PRESETS
 
 
@@ -132,3 +141,24 @@ def test_a_layer_pass_costs_the_host_less_with_attention_graphed_and_nothing_in_
     assert layer_pass_s("none") == layer_pass_s("router") == pytest.approx(1.25e-3)
     assert layer_pass_s("attention+router") == pytest.approx(0.625e-3 + 31.25e-6)
     assert layer_pass_s("full") == 0.0
+
+
+def test_each_cuda_graph_setting_names_what_it_captures():
+    """One table of scopes for every setting: attention only with attention+router or full, the iteration only
+    with full, the router with every setting but none."""
+    assert tuple(GRAPH_SCOPES) == CUDA_GRAPHS
+    assert [graphs for graphs in CUDA_GRAPHS if captures(graphs, "attention")] == ["attention+router", "full"]
+    assert [graphs for graphs in CUDA_GRAPHS if captures(graphs, "router")] == ["router", "attention+router", "full"]
+    assert [graphs for graphs in CUDA_GRAPHS if captures(graphs, "iteration")] == ["full"]
+
+
+def test_a_whole_iteration_graph_with_a_dropless_router_is_refused_not_priced_at_zero_launches():
+    """Regression: Host(graphs="full") with the dropless router (static shapes impossible) priced no launches at
+    all; it is a ValueError naming cuda_graphs, as plan.resolve refuses it for the CLI."""
+    _, gemm = shapes()
+    with pytest.raises(ValueError, match="cuda_graphs"):
+        routed_experts(PRESETS["qwen3-30b-a3b"], "fp8", 4096, 1.0, 1.0, 8, 48, 0.0, gemm,
+                       host=Host(dropless=True, graphs="full"))
+    dense = routed_experts(PRESETS["llama3-8b"], "fp8", 4096, 1.0, 1.0, 1, 32, 0.0, gemm,
+                           host=Host(dropless=True, graphs="full"))
+    assert dense.launch_s == 0.0    # a dense model has no router to sync on

@@ -103,3 +103,12 @@ def test_causal_flops_are_the_model_flops_less_half_the_attention():
     s = 8192
     assert model.causal_flops_per_token(s) == pytest.approx(
         model.model_flops_per_token(s) - 6 * model.layers * model.hidden * s)
+
+
+def test_routed_ffn_is_the_routed_share_of_active_ffn():
+    """DeepSeek-V3: 58 of 61 layers MoE, top-8 of expert FFN 2,048 routed, one shared expert of 2,048, 3 dense
+    layers of 18,432: routed 8 x 2,048 x 58 / 61, active that plus (58 x 2,048 + 3 x 18,432) / 61."""
+    model = PRESETS["deepseek-v3"]
+    assert model.routed_ffn == pytest.approx(8 * 2048 * 58 / 61)
+    assert model.active_ffn == pytest.approx(8 * 2048 * 58 / 61 + (58 * 2048 + 3 * 18432) / 61)
+    assert PRESETS["llama3-8b"].routed_ffn == 0
