@@ -216,10 +216,14 @@ class Residual(NamedTuple):
         return abs(1 / (1 + self.error) - 1)
 
 
-@functools.lru_cache(maxsize=4)
 def residuals(data: Path = DATA) -> tuple[Residual, ...]:
     """Every point with a measured bus bandwidth above the table's resolution, predicted (once per data folder:
     the tables, the goal, the before/after and the band table all read these)."""
+    return _residuals(Path(data).resolve())
+
+
+@functools.lru_cache(maxsize=4)
+def _residuals(data: Path) -> tuple[Residual, ...]:
     out = []
     for point in points(data):
         if point.measured_GBps <= 0.005:  # printed as 0.00: below the table's resolution
