@@ -193,11 +193,12 @@ def document(data: dict) -> str:
 def _collectives_change() -> list[str]:
     """The multi-node InfiniBand goal per cluster and the before/after per regime, as validate_collectives.py
     prints them."""
+    points = validate_collectives.residuals(validate_collectives.DATA)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        validate_collectives.print_infiniband(validate_collectives.DATA)
+        validate_collectives.print_infiniband(validate_collectives.infiniband_clusters(points))
         print()
-        validate_collectives.print_change(validate_collectives.changes_of(), kinds=("regime",))
+        validate_collectives.print_change(validate_collectives.changes_of(points), kinds=("regime",))
     return ["As `benchmarks/validate_collectives.py` prints them: the multi-node InfiniBand points at >= 64 MiB per",
             "cluster, and each regime's signed error before (the saved baseline) and after:", "", "```",
             *printed.getvalue().rstrip("\n").splitlines(), "```", ""]

@@ -267,13 +267,18 @@ def _fill(hops_Bps: list[float], protocol_share: float) -> float:
     return others / protocol_share
 
 
-def _tree_net_algbw(system: System, node_net_Bps: float, nodes: int) -> float:
+def _tree_net_algbw(system: System, node_net_Bps: float, nodes: int, channel_bound: bool = True) -> float:
     """A double binary tree's network algbw: each node moves S in and out on two nodes, 2 S on more, at the
-    smaller of its NICs' rate and what its channels can move. A tree channel's thread block splits between the
-    reduce going up and the broadcast coming down (NCCL runTreeSplit), so a channel carries a node's tree traffic
-    at ``tree.CHANNEL_Bps``, about half a ring channel's (docs/collectives.md, tree throughput)."""
-    node_Bps = min(node_net_Bps, system.channels * tree.CHANNEL_Bps)
-    return node_Bps / (1 if nodes == 2 else 2) / ecmp.slowdown(system, nodes, True)
+    smaller of what its NICs carry and (``channel_bound``: a plain tree) what its channels can move. ECMP
+    collisions (``ecmp.slowdown``) slow the network's share only: hashing flows onto uplinks does not slow the
+    GPUs' thread blocks. A plain tree channel's thread block splits between the reduce going up and the broadcast
+    coming down (NCCL runTreeSplit), so a channel carries a node's tree traffic at ``tree.CHANNEL_Bps``, about
+    half a ring channel's (docs/collectives.md, tree throughput); the NVLS tree reduces inside the NVSwitch and
+    has no such bound (``channel_bound=False``)."""
+    node_Bps = node_net_Bps / ecmp.slowdown(system, nodes, True)
+    if channel_bound:
+        node_Bps = min(node_Bps, system.channels * tree.CHANNEL_Bps)
+    return node_Bps / (1 if nodes == 2 else 2)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -341,15 +346,14 @@ def _candidates(op: str, system: System, n: int, nodes: int, local: int) -> tupl
         pat = min(intra_ring, node_net / ecmp.slowdown(system, nodes, True))
         add("pat", pat * PAT_BANDWIDTH, factor, (2,))
     if op == "all_reduce" and nodes > 1:
-        # A double binary tree moves S in and out of each node on two nodes, 2 S on more.
-        net_algbw = node_net / (1 if nodes == 2 else 2) / ecmp.slowdown(system, nodes, True)
         up_down = 2 * max(1, math.ceil(math.log2(nodes)))       # network hops of a chunk, up and down the tree
         tree_net = _tree_net_algbw(system, node_net, nodes)
         chain = [peer] * (2 * (local - 1)) + [tree_net] * up_down
         add("tree", min(peer, tree_net), 1.0, hops=chain)
         if system.nvls:
             nvls = system.intra_bw_Bps * system.nvls_efficiency
-            add("nvls_tree", min(nvls, net_algbw), 1.0, (2,), hops=[nvls, *[net_algbw] * up_down, nvls])
+            nvls_net = _tree_net_algbw(system, node_net, nodes, channel_bound=False)
+            add("nvls_tree", min(nvls, nvls_net), 1.0, (2,), hops=[nvls, *[nvls_net] * up_down, nvls])
     if op == "all_reduce" and nodes == 1 and system.nvls and local > 2:
         add("nvls", system.intra_bw_Bps * system.nvls_efficiency, 1.0, (2,))
     if op == "alltoall":

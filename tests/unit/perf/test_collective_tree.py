@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from clusterplan.perf.collectives import System, _tree_net_algbw, predict
+from clusterplan.perf.ecmp import slowdown
 from clusterplan.perf.tree import CHANNEL_Bps as TREE_CHANNEL_Bps
 
 GiB = 2**30
@@ -54,3 +55,19 @@ def test_two_node_hopper_all_reduce_takes_the_nvls_tree():
     prediction = predict("all_reduce", np.array([16 * GiB]), hgx(), 16)
     assert prediction.algorithm == ("nvls_tree",)
     assert prediction.busbw_GBps[0] == pytest.approx(270 * 0.9 * 2 * 15 / 16, rel=0.01)
+
+
+def test_ecmp_collisions_slow_the_network_share_only():
+    """Regression (review finding 3): RoCE without adaptive routing, 64 nodes in leaves of 16, 8 x 400 Gb/s at
+    0.75 = 300 GB/s a node. ECMP's slowdown there is its reported bound, 1.4, so the network carries
+    300 / 1.4 = 214.3 GB/s of tree traffic a node, above the 32 channels' 198.4 GB/s: the plain tree's algbw is
+    the channels' 198.4 / 2 = 99.2 GB/s, not min(300, 198.4) / 2 / 1.4 = 70.9 GB/s (the slowdown divided the
+    GPU-side bound too). The NVLS tree has no channel bound: 300 / 1.4 / 2 = 107.1 GB/s."""
+    system = hgx(net_efficiency=0.75, nodes_per_leaf=16, adaptive_routing=False)
+    assert slowdown(system, 64, True) == pytest.approx(1.4)
+    assert _tree_net_algbw(system, 300e9, 64) == pytest.approx(99.2e9)
+    assert _tree_net_algbw(system, 300e9, 64, channel_bound=False) == pytest.approx(300e9 / 1.4 / 2)
+    # below the channels' bound the collisions set the rate: 250 / 1.4 = 178.6 GB/s < 198.4, / 2
+    assert _tree_net_algbw(system, 250e9, 64) == pytest.approx(250e9 / 1.4 / 2)
+    # inside one leaf nothing is hashed onto an uplink: the channels' bound alone
+    assert _tree_net_algbw(system, 300e9, 16) == pytest.approx(99.2e9)
