@@ -37,7 +37,8 @@ GPUS_PER_NODE = 8
 def training() -> dict:
     """The training part of the table: regimes, the widest band and the validated envelope."""
     residuals, envelope = [], {"gpus": set(), "gpu_precisions": set(), "technologies": set(), "max_num_gpus": 0,
-                               "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE}
+                               "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE, "cuda_graphs": set(),
+                               "schedules": set()}
     for _, _, measured, best, facts in validate_training.residuals():
         if best is None:
             continue
@@ -47,6 +48,8 @@ def training() -> dict:
         envelope["max_num_gpus"] = max(envelope["max_num_gpus"], facts["num_gpus"])
         envelope["max_seq_len"] = max(envelope["max_seq_len"], facts["seq_len"])
         envelope["max_domain_gpus"] = max(envelope["max_domain_gpus"], facts["domain_gpus"])
+        envelope["cuda_graphs"].add(facts["cuda_graphs"])
+        envelope["schedules"].add(facts["schedule"])
         if facts["num_gpus"] > GPUS_PER_NODE:
             envelope["technologies"].add(facts["technology"])
     return _kind(TRAINING_KEYS, residuals, envelope)
@@ -57,7 +60,7 @@ def moe() -> dict:
     signed error of the step time (predicted / measured - 1 = published / predicted tokens/s - 1)."""
     residuals, envelope = [], {"gpus": set(), "gpu_precisions": set(), "technologies": set(), "max_num_gpus": 0,
                                "max_seq_len": 0, "max_domain_gpus": GPUS_PER_NODE, "routings": set(),
-                               "cuda_graphs": set()}
+                               "cuda_graphs": set(), "schedules": set()}
     for row in validate_moe.rows(True):
         best = row["prediction"]
         if best is None:
@@ -70,6 +73,7 @@ def moe() -> dict:
         envelope["max_seq_len"] = max(envelope["max_seq_len"], row["seq_len"])
         envelope["routings"].add(row["routing"])
         envelope["cuda_graphs"].add(row["cuda_graphs"])
+        envelope["schedules"].add(row["pipeline_schedule"])
         if row["num_gpus"] > GPUS_PER_NODE:
             envelope["technologies"].add(validate_moe.TECHNOLOGY)
     return _kind(MOE_KEYS, residuals, envelope)
@@ -144,7 +148,8 @@ def document(data: dict) -> str:
         "- **Lookup** (`clusterplan.perf.evidence`): the most specific regime (two keys or more) that has a point.",
         "- **Out of domain**: a GPU, a precision on a GPU or a fabric technology with no validated point, an",
         "  NVLink domain larger than one server (GB200 NVL72: docs/nvl72.md), more",
-        "  GPUs or a longer sequence than any validated run: the prediction says",
+        "  GPUs or a longer sequence than any validated run, CUDA graphs or a pipeline schedule (DualPipe) no",
+        "  validated run of its kind was predicted with: the prediction says",
         "  so in one line and carries the widest band, the extremes of every residual of its kind.",
         "- **Mixture of experts**: a MoE model's prediction takes its band from the published MoE runs, a kind",
         "  of its own (regime: GPU, precision, GPUs) with its own envelope (GPUs, precisions, scale, sequence,",

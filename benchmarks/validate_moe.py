@@ -79,7 +79,7 @@ def rows(after: bool = True, path: Path = DATA, layouts: str = "recipe") -> list
         found = search(model, cluster(run["gpu"], number["num_gpus"]), options, number["num_gpus"], fixed, top=1)
         out.append({**run, **number, "published": float(run["tokens_per_s_per_gpu"]),
                     "prediction": found.best[0] if found.best else None, "rejected": found.rejected,
-                    "overlap": options.moe_overlap})
+                    "overlap": options.moe_overlap, "pipeline_schedule": options.pipeline_schedule})
     return out
 
 

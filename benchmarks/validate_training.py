@@ -56,10 +56,11 @@ def gpt(name, layers, hidden, heads, vocab, seq, **kw) -> Transformer:
 def facts(model, gpu: str, gpus: int, fabric: str, seq: int, precision: str = "bf16", attention: str = "flash",
           domain_gpus: int = 8):
     """What the band table needs of a run: its regime's inputs and its envelope (fabric technology, sequence, the
-    cluster's NVLink domain)."""
+    cluster's NVLink domain, and the settings every run here is predicted with: no CUDA graphs, 1F1B)."""
     technology = load_catalog().get("fabrics", fabric).technology
     return {"gpu": gpu, "precision": precision, "num_gpus": gpus, "params": model.params, "attention": attention,
-            "technology": technology, "seq_len": seq, "experts": model.experts, "domain_gpus": domain_gpus}
+            "technology": technology, "seq_len": seq, "experts": model.experts, "domain_gpus": domain_gpus,
+            "cuda_graphs": "none", "schedule": "1f1b"}
 
 
 def predict(model, hw, gpus, seq, batch, fixed: Constraints, **options) -> Prediction | None:

@@ -37,6 +37,7 @@ MOE = "mixture-of-experts"
 ROUTING_WORDS = {"dropless": "a dropless router", "tokendrop": "token dropping"}
 GRAPH_WORDS = {"none": "no CUDA graphs", "router": "a CUDA graph over the router",
                "attention+router": "CUDA graphs over attention and the router", "full": "a whole-iteration CUDA graph"}
+SCHEDULE_WORDS = {"1f1b": "the 1F1B pipeline schedule", "dualpipe": "the DualPipe schedule"}
 
 
 @dataclass(**FROZEN)
@@ -118,16 +119,18 @@ def table() -> dict:
 
 def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, attention: str, technology: str,
                   seq_len: int, experts: int = 1, domain_gpus: int = 0, routing: str = "dropless",
-                  graphs: str = "none") -> Band:
+                  graphs: str = "none", schedule: str = "1f1b") -> Band:
     """The band of a training prediction (step time, tokens/s, time- and cost-to-train); ``domain_gpus``: the
     cluster's NVLink domain (0 = one server's); a model with ``experts`` > 1 takes the MoE runs' band, and its
-    ``routing`` (dropless or tokendrop) and CUDA ``graphs`` must be among theirs."""
+    ``routing`` (dropless or tokendrop) must be among theirs; the CUDA ``graphs`` and the pipeline ``schedule``
+    among the validated runs' of its kind."""
     if experts > 1:
         return _moe_band(gpu=gpu, precision=precision, num_gpus=num_gpus, technology=technology, seq_len=seq_len,
-                         domain_gpus=domain_gpus, routing=routing, graphs=graphs)
+                         domain_gpus=domain_gpus, routing=routing, graphs=graphs, schedule=schedule)
     kind = table()["training"]
     envelope = kind["envelope"]
-    reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"])
+    reasons = _domain_reasons(domain_gpus, envelope["max_domain_gpus"]) + _setting_reasons(
+        envelope, "run", graphs=graphs, schedule=schedule)
     if gpu not in envelope["gpus"]:
         reasons.append(f"no validated run on {gpu}")
     elif (gpu, precision) not in {tuple(pair) for pair in envelope["gpu_precisions"]}:
@@ -142,8 +145,18 @@ def training_band(*, gpu: str, precision: str, num_gpus: int, params: float, att
     return _band("training", kind, key, reasons)
 
 
+def _setting_reasons(envelope: dict, what: str, *, graphs: str, schedule: str) -> list[str]:
+    """Why a prediction's CUDA graphs or pipeline schedule is outside the validated ``what`` runs'."""
+    reasons = []
+    if graphs not in envelope["cuda_graphs"]:
+        reasons.append(f"no validated {what} with {GRAPH_WORDS[graphs]}")
+    if schedule not in envelope["schedules"]:
+        reasons.append(f"no validated {what} with {SCHEDULE_WORDS[schedule]}")
+    return reasons
+
+
 def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_len: int, domain_gpus: int,
-              routing: str, graphs: str) -> Band:
+              routing: str, graphs: str, schedule: str) -> Band:
     """The band of a mixture-of-experts training prediction, from the published MoE runs and their envelope."""
     kind = table().get("moe")
     if kind is None:
@@ -165,8 +178,7 @@ def _moe_band(*, gpu: str, precision: str, num_gpus: int, technology: str, seq_l
         reasons.append(f"no validated multi-node mixture-of-experts run over {technology}")
     if routing not in envelope["routings"]:
         reasons.append(f"no validated mixture-of-experts run with {ROUTING_WORDS[routing]}")
-    if graphs not in envelope["cuda_graphs"]:
-        reasons.append(f"no validated mixture-of-experts run with {GRAPH_WORDS[graphs]}")
+    reasons += _setting_reasons(envelope, "mixture-of-experts run", graphs=graphs, schedule=schedule)
     return _band("training", kind, moe_regime(gpu=gpu, precision=precision, num_gpus=num_gpus), reasons)
 
 

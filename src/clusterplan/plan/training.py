@@ -191,7 +191,8 @@ def evidence(built: Design, model: Transformer, options: Options, num_gpus: int)
     return training_band(gpu=built.parts.gpu.id, precision=options.precision, num_gpus=num_gpus,
                          params=model.params, attention=options.attention, technology=built.parts.fabric.technology,
                          seq_len=options.seq_len, experts=model.experts, domain_gpus=built.domain_gpus,
-                         routing="dropless" if options.moe_dropless else "tokendrop", graphs=options.cuda_graphs)
+                         routing="dropless" if options.moe_dropless else "tokendrop", graphs=options.cuda_graphs,
+                         schedule=options.pipeline_schedule)
 
 
 def _costs_usd(seconds: float | None, num_gpus: int, own_usd_per_gpu_hour: float,

@@ -81,6 +81,7 @@ def test_a_moe_model_takes_the_moe_runs_band_inside_their_envelope():
     (dict(num_gpus=4096), "more than any validated mixture-of-experts run (1,024)"),
     (dict(routing="tokendrop"), "no validated mixture-of-experts run with token dropping"),
     (dict(graphs="full", routing="tokendrop"), "no validated mixture-of-experts run with a whole-iteration CUDA graph"),
+    (dict(schedule="dualpipe"), "no validated mixture-of-experts run with the DualPipe schedule"),
 ])
 def test_a_moe_model_outside_the_moe_envelope_names_why_and_gets_the_moe_widest_band(change, reason):
     """Outside the MoE runs' envelope: the reason named, the MoE kind's widest band."""
@@ -102,3 +103,16 @@ def test_the_moe_envelope_records_the_runs_routing_and_cuda_graphs():
     both = training_band(**moe, routing="tokendrop", graphs="full").out_of_domain
     assert both == ("no validated mixture-of-experts run with token dropping",
                     "no validated mixture-of-experts run with a whole-iteration CUDA graph")
+
+
+@pytest.mark.parametrize("change, reason", [
+    (dict(graphs="full"), "no validated run with a whole-iteration CUDA graph"),
+    (dict(schedule="dualpipe"), "no validated run with the DualPipe schedule"),
+])
+def test_a_dense_run_with_settings_no_validated_run_used_is_out_of_domain(change, reason):
+    """Every validated dense run is predicted without CUDA graphs on 1F1B (the envelope says so); a whole-iteration
+    graph (no host launches) or DualPipe (a smaller bubble, hidden sends) is a prediction none of them checked."""
+    envelope = table()["training"]["envelope"]
+    assert (envelope["cuda_graphs"], envelope["schedules"]) == (["none"], ["1f1b"])
+    band = training_band(**{**H100, **change})
+    assert band.out_of_domain == (reason,) and band.regime == "out of domain"
