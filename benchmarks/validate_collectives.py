@@ -120,16 +120,22 @@ def parse_size(text: str) -> float | None:
 STALL_RATIO = 2.0   # an out-of-place timing this many times the in-place one (and a spike in its sweep) stalled
 
 
-def stalled(out_of_place_us: float, in_place_us: float, neighbours_us: list[float]) -> bool:
+def stalled(out_of_place_us: float, in_place_us: float, smaller_us: float | None, larger_us: float | None) -> bool:
     """Whether an out-of-place timing is a one-off stall, not the collective's time: more than ``STALL_RATIO``
-    times the in-place timing of the same size, run just after it, and longer than the out-of-place timing of
-    each neighbouring size in the sweep (one of them twice the message)."""
-    return out_of_place_us > STALL_RATIO * in_place_us and all(out_of_place_us > t for t in neighbours_us)
+    times the in-place timing of the same size, run just after it, and a spike in its sweep: longer than the next
+    larger size's out-of-place timing (twice the message) and the next smaller one's; at the top of a sweep, where
+    no larger size is, more than ``STALL_RATIO`` times the next smaller one's (a bandwidth-bound half-size message
+    takes about half as long, so merely exceeding it would say nothing)."""
+    if out_of_place_us <= STALL_RATIO * in_place_us:
+        return False
+    if larger_us is None:
+        return smaller_us is not None and out_of_place_us > STALL_RATIO * smaller_us
+    return out_of_place_us > larger_us and (smaller_us is None or out_of_place_us > smaller_us)
 
 
 def table_busbw(rows: list[dict]) -> list[float]:
     """Each nccl-tests table row's measured busbw, in the rows' order: its out-of-place column, or its in-place
-    one where the out-of-place timing ``stalled`` (neighbours: the same run's next smaller and larger sizes)."""
+    one where the out-of-place timing ``stalled`` (against the same run's next smaller and larger sizes)."""
     sweeps: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         sweeps.setdefault(row["test_id"], []).append(index)
@@ -138,8 +144,9 @@ def table_busbw(rows: list[dict]) -> list[float]:
         indexes.sort(key=lambda i: float(rows[i]["size_bytes"]))
         times = [float(rows[i]["oop_time_us"]) for i in indexes]
         for k, i in enumerate(indexes):
-            neighbours = times[max(0, k - 1):k] + times[k + 1:k + 2]
-            if stalled(times[k], float(rows[i]["ip_time_us"]), neighbours):
+            smaller = times[k - 1] if k > 0 else None
+            larger = times[k + 1] if k + 1 < len(times) else None
+            if stalled(times[k], float(rows[i]["ip_time_us"]), smaller, larger):
                 measured[i] = float(rows[i]["ip_busbw_GBps"])
     return measured
 

@@ -135,6 +135,14 @@ def test_dualpipe_refuses_an_odd_number_of_micro_batches_naming_the_batch(capsys
     assert len(err.strip().splitlines()) == 1 and "--global-batch" in err and "121" in err
 
 
+def test_dualpipe_refuses_fewer_than_two_micro_batches_per_stage(capsys):
+    """2,048 sequences over dp 128 are 16 micro-batches, fewer than 2 x pp 16 = 32: exit 2, one line naming
+    --global-batch (DeepSeek-V3's ramp started at 3,072: 24 micro-batches, as few)."""
+    code, out, err = run(capsys, *DEEPSEEK_V3, "--global-batch", "2048")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "--global-batch" in err and "at least 2 x pp (32)" in err
+
+
 def test_the_report_names_dualpipe(capsys, tmp_path):
     """The HTML report of a DualPipe job says so beside the chosen layout (its v column is 1F1B's)."""
     path = tmp_path / "dualpipe.html"

@@ -29,7 +29,10 @@ EDITS = {"electricity_usd_per_kwh": ("facility.electricity_usd_per_kwh", 0.205, 
          "life_compute_years": ("finance.life_years", 4.0, "{ gpu-servers = 4 }"),
          "support_fraction_per_year": ("finance.support_fraction_per_year", 0.15, None),
          "resale_fraction": ("finance.resale_fraction", 0.7, None),
-         "support_start_compute_years": ("finance.support_start_year", 2.0, None)}
+         "support_start_compute_years": ("finance.support_start_year", 2.0, None),
+         # a horizon no reservation term divides, so the resale of the idle years moves the reserved offers' totals
+         "horizon_years": ("finance.years", 4.0, "4"),
+         "cloud_resale_fraction": ("cloud.resale_fraction", 0.5, None)}
 RELATIVE = 1e-9
 
 # Calc keeps an XLSX's cached values on load unless its profile says to recalculate always (0).

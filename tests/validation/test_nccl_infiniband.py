@@ -103,9 +103,13 @@ def test_a_row_is_its_out_of_place_column_unless_it_stalled():
         [float(row["oop_busbw_GBps"]) for i, row in enumerate(rows) if i != 1])
 
 
-def test_a_stall_at_a_sweep_end_needs_only_its_one_neighbour():
+def test_a_stall_at_a_sweep_end_is_judged_against_its_one_neighbour():
     """The first size of a sweep: #309's gj-aion 4-node run starts at 1 MiB in 317.0 us out-of-place, 93.3 in
-    place, 226.8 us at 2 MiB: stalled."""
-    assert validate_collectives.stalled(317.0, 93.26, [226.8])
-    assert not validate_collectives.stalled(317.0, 93.26, [226.8, 320.0])
-    assert not validate_collectives.stalled(150.0, 93.26, [100.0])
+    place, 226.8 us at 2 MiB: stalled (longer than twice the message). At the top of a sweep the one neighbour is
+    half the message, which a bandwidth-bound timing always exceeds: a stall there must be more than twice it
+    (regression: the neighbour test did no work at the top)."""
+    assert validate_collectives.stalled(317.0, 93.26, None, 226.8)
+    assert not validate_collectives.stalled(317.0, 93.26, 320.0, 226.8)
+    assert not validate_collectives.stalled(150.0, 93.26, None, 100.0)
+    assert not validate_collectives.stalled(250.0, 100.0, 130.0, None)    # top of a sweep: 1.9x the half size
+    assert validate_collectives.stalled(300.0, 100.0, 130.0, None)        # 2.3x the half size: a stall

@@ -171,6 +171,12 @@ def _dualpipe(job: Job) -> bool:
     return job.options.pipeline_schedule == "dualpipe"
 
 
+def dualpipe_micro_batches_ok(micro_batches, pp):
+    """DualPipe splits a step's micro-batches between its two directions and needs at least two per stage to reach
+    its steady phase (the reference code asserts num_chunks >= 2 x num_ranks): an even count, at least 2 x pp."""
+    return (micro_batches % 2 == 0) & (micro_batches >= 2 * pp)
+
+
 # In the order the search applies them: each rejected layout is counted under the first rule it breaks.
 RULES = (
     Rule(reason="tp x pp x cp x dp does not equal the GPU count", names=("tp", "pp", "cp", "dp"),
@@ -196,8 +202,9 @@ RULES = (
          broken=lambda lay, job: _dualpipe(job) & (lay.pp % 2 != 0)),
     Rule(reason="DualPipe runs no virtual stages", names=("virtual_stages",),
          broken=lambda lay, job: _dualpipe(job) & (lay.virtual_stages > 1)),
-    Rule(reason="DualPipe needs an even number of micro-batches", names=("dp", "mbs"),
-         broken=lambda lay, job: _dualpipe(job) & (_micro_batches(lay, job) % 2 != 0)),
+    Rule(reason="DualPipe needs an even number of micro-batches, at least 2 x pp", names=("pp", "dp", "mbs"),
+         broken=lambda lay, job: _dualpipe(job) & np.logical_not(
+             dualpipe_micro_batches_ok(_micro_batches(lay, job), lay.pp))),
     Rule(reason="ZeRO-3 with pipeline parallelism", names=("zero", "pp"), intrinsic=True,
          broken=lambda lay, job: (lay.zero == 3) & (lay.pp > 1)),
     Rule(reason="ZeRO needs data or context parallelism", names=("zero", "dp", "cp"), intrinsic=True,

@@ -127,7 +127,10 @@ def activations(model: Transformer, options: Options, stage: Stage, layout) -> A
     if options.pipeline_schedule == "dualpipe":    # DeepSeek-V3 Table 2: pp + 1 micro-batches' chunks in flight
         in_flight = minimum(as_float(pp) + 1, ceil(stage.micro_batches))
     return Activations(kept=kept, checkpoint=2 * h / where(sp, ftp, 1.0), tokens_held=stage.tokens * in_flight,
-                       logits=stage.tokens * model.vocab / ftp * 4 * (pp == 1))
+                       # FP32 logits where the busiest rank holds the output layer: one stage, or DualPipe's rank
+                       # 0, which holds the last stage as its second chunk
+                       logits=stage.tokens * model.vocab / ftp * 4
+                       * ((pp == 1) | (options.pipeline_schedule == "dualpipe")))
 
 
 def recipe_modules(model: Transformer, options: Options) -> bool:

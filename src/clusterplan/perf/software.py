@@ -13,7 +13,9 @@ the step model credits by default; choosing it turns them off:
   the gradient reduction follows the backward. (BLOOM-176B, trained from March 2022 on Megatron-DeepSpeed, predates
   FlashAttention and ran Megatron's fused softmax: its switches are "megatron-2021"'s.)
 
-Each era sets only these switches; hardware efficiencies stay the GPU's calibrated ones. The A100 runs of 2021-22
+Every older era also runs 1F1B without the merged MoE schedule or CUDA graphs (DualPipe, Megatron-Core's EP overlap
+and its graph capture came in 2024-25). Each era sets only these switches; hardware efficiencies stay the GPU's
+calibrated ones. The A100 runs of 2021-22
 software (SC21's tables, BLOOM-176B, MT-NLG 530B) are predicted with "megatron-2021" by name
 (``python benchmarks/validate_training.py --eras`` prints them with it and at "current"; docs/training.md).
 """
@@ -24,14 +26,15 @@ from dataclasses import replace
 
 from clusterplan.perf.hardware import Options
 
+_LATER = {"pipeline_schedule": "1f1b", "moe_overlap": False, "cuda_graphs": "none"}   # no older stack had them
 ERAS: dict[str, dict[str, object]] = {
     "current": {},
     "megatron-2021": {"attention": "unfused", "sequence_parallel": False, "tp_overlap": False,
-                      "overlap_grad_reduce": False},
+                      "overlap_grad_reduce": False, **_LATER},
     "megatron-2022": {"attention": "unfused", "sequence_parallel": True, "tp_overlap": False,
-                      "overlap_grad_reduce": False},
+                      "overlap_grad_reduce": False, **_LATER},
     "deepspeed-2023": {"attention": "flash1", "sequence_parallel": False, "tp_overlap": False,
-                       "overlap_grad_reduce": False},
+                       "overlap_grad_reduce": False, **_LATER},
 }
 
 

@@ -23,7 +23,7 @@ from clusterplan.perf.hardware import Hardware, Options, precision_peak_flops
 from clusterplan.perf.layout import Layout, Layouts
 from clusterplan.perf.memory import Memory, memory, optimizer_params
 from clusterplan.perf.model import Transformer
-from clusterplan.perf.numeric import as_float, divide_or_zero, full_like, is_array, maximum, where
+from clusterplan.perf.numeric import as_float, divide_or_zero, full_like, is_array, maximum, minimum, where
 from clusterplan.perf.stage import Stage, stage
 from clusterplan.perf.stragglers import expected_max
 from clusterplan.schema import FROZEN
@@ -188,7 +188,10 @@ def _slot(options: Options, busiest: Stage, work: Compute, traffic: Communicatio
     ep_exposed, ep_hidden = expert_all_to_all_exposed(options, work, traffic.ep_s)
     # DualPipe sends and receives each chunk's activations beside the overlapped chunk pair's compute (DeepSeek-V3
     # Section 3.2.1: "both all-to-all and PP communication can be fully hidden"): they cost only the SMs they take
-    p2p_hidden = traffic.p2p_s if options.pipeline_schedule == "dualpipe" else 0.0
+    # with the same compute budget the all-to-alls were hidden behind (a forward and a backward): what the
+    # all-to-alls left of it
+    room = maximum(work.forward_s + work.backward_s - ep_hidden, 0.0)
+    p2p_hidden = minimum(traffic.p2p_s, room) if options.pipeline_schedule == "dualpipe" else 0.0
     p2p = traffic.p2p_s - p2p_hidden
     # Context-parallel exchanges and FSDP gathers run beside the micro-batch's compute: only the
     # excess over it shows, and at least FSDP's first gather, which nothing precedes.

@@ -12,7 +12,7 @@ from clusterplan.files import read_input_text
 from clusterplan.jobs import Workload
 from clusterplan.perf.hardware import Options
 from clusterplan.perf.hf import from_hf_config
-from clusterplan.perf.layout import Constraints
+from clusterplan.perf.layout import Constraints, dualpipe_micro_batches_ok
 from clusterplan.perf.model import Transformer, with_seq_len
 from clusterplan.perf.presets import preset
 from clusterplan.perf.software import with_software
@@ -147,17 +147,18 @@ def resolve(workload: Workload, design: Design) -> Job:
 
 
 def _check_dualpipe(workload: Workload, gpus: int) -> None:
-    """DualPipe splits a step's micro-batches between its two directions: with the batch, the micro-batch and
-    the data-parallel size all fixed (dp given, or tp, pp and cp), their micro-batches must be even."""
+    """DualPipe splits a step's micro-batches between its two directions and needs at least two per stage: with the
+    batch, the micro-batch and the data-parallel size all fixed (dp given, or tp, pp and cp), their micro-batches
+    must be even, and at least 2 x pp where pp is fixed (perf.layout ``dualpipe_micro_batches_ok``)."""
     others = workload.tp * workload.pp * workload.cp
     dp = workload.dp or (gpus // others if others else 0)
     if workload.pipeline_schedule != "dualpipe" or not (workload.global_batch and workload.mbs and dp):
         return
     micro_batches, rest = divmod(workload.global_batch, dp * workload.mbs)
-    if not rest and micro_batches % 2:
-        raise ConfigError(f"DualPipe needs an even number of micro-batches (half each direction); global batch "
-                          f"{workload.global_batch} / (dp {dp} x micro-batch {workload.mbs}) = {micro_batches}",
-                          key="workload.global_batch")
+    if not rest and not dualpipe_micro_batches_ok(micro_batches, workload.pp or 2):
+        raise ConfigError(f"DualPipe needs an even number of micro-batches (half each direction), at least 2 x pp "
+                          f"({2 * (workload.pp or 2)}); global batch {workload.global_batch} / (dp {dp} x "
+                          f"micro-batch {workload.mbs}) = {micro_batches}", key="workload.global_batch")
 
 
 def _check_expert_parallel(workload: Workload, model: Transformer, gpus: int) -> None:

@@ -153,6 +153,7 @@ def _cloud(plan: Plan) -> list[dict[str, Any]]:
         "offer": r.cost.offer.id, "name": r.cost.offer.name, "provider": r.cost.offer.provider,
         "gpu": r.cost.offer.gpu, "pricing": r.cost.offer.pricing,
         "usd_per_gpu_hour": r.cost.offer.price_usd, "term_years": r.cost.offer.term_years,
+        "resale_fraction": r.cost.resale_fraction,
         "billed_gpu_hours_per_year": r.cost.billed_gpu_hours_per_year,
         "usd_per_year": r.cost.usd_per_year, "total_usd": r.cost.total_usd,
         "vs_own": r.cost.total_usd / plan.costs.tco_usd,

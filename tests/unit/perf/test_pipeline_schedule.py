@@ -52,6 +52,42 @@ def test_dualpipe_rules_need_even_pp_even_micro_batches_and_no_virtual_stages():
     assert not violations(_layout(4), model, DUALPIPE, 32)
 
 
+def test_dualpipe_needs_two_micro_batches_per_stage():
+    """pp 8 at 32 / (16 x 1) = 2 micro-batches: too few for DualPipe's steady phase (the reference code asserts
+    2 x pp = 16); 16 micro-batches (dp 2) are enough. Regression: a pp 8, two-micro-batch step was priced at 0.78 s
+    where each micro-batch alone crosses 8 stages both ways."""
+    model = PRESETS["llama3-8b"]
+    assert any("at least 2 x pp" in v for v in violations(_layout(8, dp=16), model, replace(DUALPIPE, global_batch=32),
+                                                          128))
+    assert not any("DualPipe" in v for v in violations(_layout(8, dp=2), model, replace(DUALPIPE, global_batch=32),
+                                                       16))
+
+
+def test_dualpipe_hides_sends_only_in_the_compute_the_all_to_alls_left(hw):
+    """F + B = 3 s of compute hides 3 s of all-to-alls under the merged schedule; 30 s of pipeline sends beside them
+    find no compute left and all show (regression: DualPipe hid any amount of send traffic)."""
+    from clusterplan.perf.communication import Communication
+    from clusterplan.perf.step import _slot
+    model = PRESETS["llama3-8b"]
+    layout = _layout(4)
+    busiest = stage(model, DUALPIPE, 8, layout)
+    traffic = Communication(tp_s=0.0, tp_hidden_s=0.0, p2p_s=30.0, dp_s=0.0, cp_s=0.0, fsdp_s=0.0, ep_s=3.0)
+    slot = _slot(DUALPIPE, busiest, WORK, traffic, 0.0)
+    assert slot.p2p_exposed_s == pytest.approx(30.0) and slot.ep_exposed_s == 0
+    half = _slot(DUALPIPE, busiest, WORK, replace(traffic, ep_s=1.0, p2p_s=5.0), 0.0)
+    assert half.p2p_exposed_s == pytest.approx(3.0)    # 2 s of compute left after 1 s of all-to-alls
+
+
+def test_dualpipe_holds_the_logits_on_its_first_rank(hw):
+    """Rank 0 holds stage 0 and stage pp - 1: the output layer's FP32 logits count there (4096 x 128,256 x 4 bytes
+    a micro-batch); 1F1B's busiest (first) stage holds none."""
+    model = PRESETS["llama3-8b"]
+    layout = _layout(4)
+    one = activations(model, ONE_F_ONE_B, stage(model, ONE_F_ONE_B, 8, layout), layout)
+    two = activations(model, DUALPIPE, stage(model, DUALPIPE, 8, layout), layout)
+    assert one.logits == 0 and two.logits == pytest.approx(4096 * model.vocab * 4)
+
+
 def test_dualpipe_holds_two_chunks_of_parameters():
     """Each rank holds stage i and stage pp - 1 - i: twice 1F1B's parameters, and twice the expert ones."""
     model = PRESETS["qwen3-30b-a3b"]

@@ -141,8 +141,9 @@ def test_a_fixed_tp_must_tile_the_domain(catalog, overrides, message):
 
 
 def test_the_workload_s_software_and_moe_keys_reach_the_options(catalog):
-    """software applies its era's switches over the keys; grad_reduce, moe_overlap, moe_dispatcher and
-    expert_imbalance are passed as set; the defaults are BF16 gradients and no MoE overlap."""
+    """software applies its era's switches over the keys, the merged MoE schedule among them (no older stack had
+    it); grad_reduce, moe_dispatcher and expert_imbalance are passed as set; the defaults are BF16 gradients and no
+    MoE overlap."""
     spec = load_spec(overrides=['workload.model="llama2-7b"', 'workload.software="deepspeed-2023"',
                                 'workload.grad_reduce="fp32"', "workload.moe_overlap=true",
                                 'workload.moe_dispatcher="deepep"', "workload.expert_imbalance=1.25"])
@@ -150,7 +151,7 @@ def test_the_workload_s_software_and_moe_keys_reach_the_options(catalog):
     assert (options.attention, options.sequence_parallel, options.tp_overlap, options.overlap_grad_reduce) == (
         "flash1", False, False, False)
     assert (options.grad_reduce, options.moe_overlap, options.moe_dispatcher, options.expert_imbalance) == (
-        "fp32", True, "deepep", 1.25)
+        "fp32", False, "deepep", 1.25)
     default = resolve(load_spec(overrides=['workload.model="llama2-7b"']).workload,
                       design(load_spec(), catalog)).options
     assert (default.grad_reduce, default.moe_overlap, default.moe_dispatcher) == ("bf16", False, "alltoall")
