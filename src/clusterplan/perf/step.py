@@ -187,9 +187,8 @@ def _slot(options: Options, busiest: Stage, work: Compute, traffic: Communicatio
     the GPU's time and the host's wait."""
     ep_exposed, ep_hidden = expert_all_to_all_exposed(options, work, traffic.ep_s)
     # DualPipe sends and receives each chunk's activations beside the overlapped chunk pair's compute (DeepSeek-V3
-    # Section 3.2.1: "both all-to-all and PP communication can be fully hidden"): they cost only the SMs they take
-    # with the same compute budget the all-to-alls were hidden behind (a forward and a backward): what the
-    # all-to-alls left of it
+    # Section 3.2.1: "both all-to-all and PP communication can be fully hidden"): they hide in what the all-to-alls
+    # left of that compute (a forward and a backward), costing only the SMs they take, and show beyond it
     room = maximum(work.forward_s + work.backward_s - ep_hidden, 0.0)
     p2p_hidden = minimum(traffic.p2p_s, room) if options.pipeline_schedule == "dualpipe" else 0.0
     p2p = traffic.p2p_s - p2p_hidden
